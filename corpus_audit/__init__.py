@@ -1,0 +1,3 @@
+"""corpus-audit: audit text corpora for health-related stigma before pretraining."""
+
+__version__ = "0.1.0"
