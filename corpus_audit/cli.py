@@ -15,3 +15,84 @@ def main() -> None:
     Sentences are projected onto the Stereotype Content Model's warmth and competence axes;
     mentions of mental and physical illnesses are compared and mapped to AQ-27 stigma dimensions.
     """
+
+
+@main.command("filter")
+@click.argument("corpus", nargs=-1)
+@click.option("--lang", type=click.Choice(["en", "es"]), required=True, help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None, help="Input format for every file (default: from each file's extension; stdin: jsonl).")
+@click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text.")
+@click.option("--id-field", default="id", show_default=True, help="Field/column holding the document id (default id when absent: FILE:LINE).")
+@click.option("--line-docs", is_flag=True, help="For .txt input: each non-empty line is a document (default: each file is one).")
+@click.option("--keep-field", "keep_fields", multiple=True, help="Copy this input field into the output as a string column (repeatable); 'source' gives the input file.")
+@click.option("--hf-dataset", default=None, help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a builder (json, csv, parquet, text) whose data files are the CORPUS arguments.")
+@click.option("--hf-config", default=None, help="Configuration (subset) name of the --hf-dataset.")
+@click.option("--split", "hf_split", default="train", show_default=True, help="Split of the --hf-dataset to read.")
+@click.option("--limit", type=click.IntRange(min=1), default=None, help="Stop after this many documents (after sampling).")
+@click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=None, help="Keep each document with this probability (0 < RATE <= 1).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Random seed for --sample.")
+@click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None, help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv.")
+@click.option("--spacy-model", default=None, help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no download).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file and line.")
+@click.option("--progress/--no-progress", default=None, help="Show a progress bar with documents/s and MB/s on stderr (default: when stderr is a terminal).")
+def filter_command(
+    corpus: tuple[str, ...],
+    lang: str,
+    output: str,
+    fmt: str | None,
+    text_field: str,
+    id_field: str,
+    line_docs: bool,
+    keep_fields: tuple[str, ...],
+    hf_dataset: str | None,
+    hf_config: str | None,
+    hf_split: str,
+    limit: int | None,
+    sample: float | None,
+    seed: int,
+    lexicon: str | None,
+    spacy_model: str | None,
+    strict: bool,
+    progress: bool | None,
+) -> None:
+    """Keep the sentences of CORPUS that mention a mental or physical illness.
+
+    CORPUS: files, globs or folders of .jsonl/.json/.csv/.tsv/.txt/.parquet (optionally .gz/.zst/.bz2),
+    or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
+    illnesses, illness_type and the --keep-field columns) and prints a summary.
+    """
+    import sys
+
+    from corpus_audit.filtering import FilterSummary, lexicon_info, run_filter
+    from corpus_audit.matcher import IllnessMatcher, LexiconError, default_lexicon_path
+    from corpus_audit.readers import CorpusError, ReaderOptions, iter_documents
+    from corpus_audit.segment import Segmenter, SegmenterError
+
+    if not corpus and not hf_dataset:
+        raise click.UsageError("give at least one CORPUS path (or '-' for stdin), or --hf-dataset")
+    if fmt == "parquet" and "-" in corpus:
+        raise click.UsageError("Parquet cannot be read from stdin")
+    if output in corpus:
+        raise click.UsageError("the output file must not be one of the inputs")
+    lexicon_path = lexicon or str(default_lexicon_path(lang))
+    try:
+        matcher = IllnessMatcher.from_csv(lexicon_path)
+        segmenter = Segmenter(lang, spacy_model)
+    except (LexiconError, SegmenterError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
+    options = ReaderOptions(text_field=text_field, id_field=id_field, format=fmt, line_docs=line_docs, strict=strict)
+    documents = iter_documents(
+        corpus, options, summary.reading, limit=limit, sample=sample, seed=seed,
+        hf_dataset=hf_dataset, hf_config=hf_config, hf_split=hf_split,
+    )
+    show_progress = sys.stderr.isatty() if progress is None else progress
+    try:
+        run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=show_progress)
+    except CorpusError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc}") from exc
+    click.echo(summary.format_text())
+    click.echo(f"wrote {summary.sentences_kept} sentences to {output}")

@@ -1,0 +1,229 @@
+"""Compose reader -> pre-filter -> segmenter -> matcher, and write the kept sentences to Parquet.
+
+:func:`iter_kept_sentences` is the lazy pipeline (reused by later commands); :func:`run_filter` drives it,
+writes Parquet in row batches to a temporary file renamed into place, and writes a JSON summary beside it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm import tqdm
+
+from corpus_audit.atomic import atomic_path, write_text_atomic
+from corpus_audit.matcher import IllnessMatcher, illness_type
+from corpus_audit.readers import Document, ReadStats
+from corpus_audit.resources import sha256_file
+from corpus_audit.segment import Segmenter
+
+BATCH_ROWS = 5_000
+BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "illnesses", "illness_type")
+
+
+@dataclass(slots=True)
+class KeptSentence:
+    """A sentence that mentions at least one illness."""
+
+    doc_id: str
+    sentence_index: int
+    sentence: str
+    terms: list[str]
+    illnesses: list[str]
+    illness_type: str
+    fields: dict[str, Any]
+
+    def to_row(self) -> dict[str, Any]:
+        row = {name: getattr(self, name) for name in BASE_COLUMNS}
+        row.update(self.fields)
+        return row
+
+
+@dataclass
+class FilterSummary:
+    """Counts for one run; ``reading`` is filled by the readers as documents stream past."""
+
+    lang: str
+    reading: ReadStats = field(default_factory=ReadStats)
+    documents_processed: int = 0
+    documents_with_candidates: int = 0
+    documents_matched: int = 0
+    sentences_segmented: int = 0
+    sentences_kept: int = 0
+    sentences_by_type: Counter = field(default_factory=Counter)
+    sentences_by_illness: Counter = field(default_factory=Counter)
+    mentions_by_illness: Counter = field(default_factory=Counter)
+    terms: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        reading = self.reading.to_dict()
+        return {
+            "lang": self.lang,
+            **reading,
+            "documents_processed": self.documents_processed,
+            "documents_with_candidates": self.documents_with_candidates,
+            "documents_matched": self.documents_matched,
+            "sentences_segmented": self.sentences_segmented,
+            "sentences_kept": self.sentences_kept,
+            "sentences_by_type": {k: self.sentences_by_type.get(k, 0) for k in ("mental", "physical", "both")},
+            "sentences_by_illness": dict(self.sentences_by_illness.most_common()),
+            "mentions_by_illness": dict(self.mentions_by_illness.most_common()),
+            "top_terms": dict(self.terms.most_common(50)),
+            "seconds": round(self.seconds, 3),
+            "megabytes_per_second": round(reading["bytes_read"] / 1e6 / self.seconds, 3) if self.seconds else None,
+            **self.extra,
+        }
+
+    def format_text(self) -> str:
+        """Human-readable summary for the terminal."""
+        data = self.to_dict()
+        lines = [
+            f"documents read: {data['documents_read']} ({data['bytes_read'] / 1e6:.1f} MB from {data['files']} source(s)),"
+            f" processed: {data['documents_processed']}, matched: {data['documents_matched']}",
+            f"sentences kept: {data['sentences_kept']} (mental {data['sentences_by_type']['mental']},"
+            f" physical {data['sentences_by_type']['physical']}, both {data['sentences_by_type']['both']})",
+        ]
+        if data["sentences_by_illness"]:
+            lines.append("sentences per illness: " + ", ".join(f"{k} {v}" for k, v in data["sentences_by_illness"].items()))
+        lines.append(f"records skipped: {data['records_skipped']}")
+        lines.extend(f"  {reason}: {count}" for reason, count in data["skipped_by_reason"].items())
+        lines.append(f"time: {data['seconds']} s")
+        return "\n".join(lines)
+
+
+def iter_kept_sentences(
+    documents: Iterable[Document],
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    summary: FilterSummary,
+    keep_fields: Iterable[str] = (),
+) -> Iterator[KeptSentence]:
+    """Lazily yield the sentences that mention an illness, counting everything in ``summary``.
+
+    Documents without any lexicon term on word boundaries are dropped before segmentation (the cheap
+    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast.
+    """
+    keep_fields = tuple(keep_fields)
+    for doc in documents:
+        summary.documents_processed += 1
+        if not matcher.has_candidate(doc.text):
+            continue
+        summary.documents_with_candidates += 1
+        fields = {name: _field_value(doc, name) for name in keep_fields}
+        matched = False
+        for index, sentence in enumerate(segmenter.sentences(doc.text)):
+            summary.sentences_segmented += 1
+            matches = matcher.find(sentence)
+            if not matches:
+                continue
+            matched = True
+            illnesses = sorted({m.illness for m in matches})
+            kind = illness_type(matches)
+            summary.sentences_kept += 1
+            summary.sentences_by_type[kind] += 1
+            summary.sentences_by_illness.update(illnesses)
+            summary.mentions_by_illness.update(m.illness for m in matches)
+            summary.terms.update(m.surface.lower() for m in matches)
+            yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches], illnesses, kind, fields)
+        if matched:
+            summary.documents_matched += 1
+
+
+def _field_value(doc: Document, name: str) -> str | None:
+    # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
+    if name == "source":
+        return doc.source
+    value = doc.meta.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+
+
+def output_schema(keep_fields: Iterable[str]) -> pa.Schema:
+    """Parquet schema of the filter output."""
+    return pa.schema(
+        [
+            ("doc_id", pa.string()),
+            ("sentence_index", pa.int32()),
+            ("sentence", pa.string()),
+            ("terms", pa.list_(pa.string())),
+            ("illnesses", pa.list_(pa.string())),
+            ("illness_type", pa.string()),
+            *[(name, pa.string()) for name in keep_fields],
+        ]
+    )
+
+
+def summary_path_for(output: str | Path) -> Path:
+    """``out.parquet`` -> ``out.summary.json``."""
+    output = Path(output)
+    return output.with_name(output.stem + ".summary.json")
+
+
+def write_parquet(rows: Iterable[KeptSentence], output: str | Path, keep_fields: Iterable[str]) -> int:
+    """Write rows in batches of ``BATCH_ROWS`` to ``output`` atomically; return the number of rows."""
+    schema = output_schema(keep_fields)
+    count = 0
+    with atomic_path(output) as tmp, pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
+        batch: list[dict[str, Any]] = []
+        for row in rows:
+            batch.append(row.to_row())
+            if len(batch) >= BATCH_ROWS:
+                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+                count += len(batch)
+                batch.clear()
+        if batch:
+            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
+            count += len(batch)
+    return count
+
+
+def _with_progress(documents: Iterable[Document], stats: ReadStats, enabled: bool) -> Iterator[Document]:
+    """Pass documents through while a tqdm bar shows documents/s and MB/s (on stderr)."""
+    bar = tqdm(documents, unit=" docs", disable=not enabled, mininterval=0.5, smoothing=0.1)
+    start = time.perf_counter()
+    last = start
+    for doc in bar:
+        yield doc
+        now = time.perf_counter()
+        if enabled and now - last >= 0.5:
+            last = now
+            bar.set_postfix_str(f"{stats.bytes_read / 1e6 / (now - start):.1f} MB/s, {stats.bytes_read / 1e6:.0f} MB", refresh=False)
+    bar.close()
+
+
+def run_filter(
+    documents: Iterable[Document],
+    summary: FilterSummary,
+    output: str | Path,
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    keep_fields: Iterable[str] = (),
+    progress: bool = False,
+) -> FilterSummary:
+    """Filter ``documents`` into ``output`` (Parquet) and ``<output stem>.summary.json``; return the summary.
+
+    ``documents`` must report into ``summary.reading`` (pass it as the readers' ``stats``).
+    """
+    keep_fields = list(keep_fields)
+    start = time.perf_counter()
+    stream = _with_progress(documents, summary.reading, progress)
+    write_parquet(iter_kept_sentences(stream, matcher, segmenter, summary, keep_fields), output, keep_fields)
+    summary.seconds = time.perf_counter() - start
+    summary.extra.setdefault("output", str(output))
+    write_text_atomic(summary_path_for(output), json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    return summary
+
+
+def lexicon_info(path: str | Path) -> dict[str, str]:
+    """Provenance of the lexicon used (recorded in the summary)."""
+    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path))}

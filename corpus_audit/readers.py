@@ -1,0 +1,452 @@
+"""Read documents lazily from files, globs, folders, stdin or a Hugging Face dataset.
+
+Every reader yields :class:`Document` objects one at a time. A bad record (malformed JSON, missing text
+field, invalid UTF-8, truncated compressed stream, empty file) never stops a run: it is counted in
+:class:`ReadStats` with its reason. With ``strict=True`` the first bad record raises :class:`CorpusError`
+naming the file and line instead.
+"""
+
+from __future__ import annotations
+
+import bz2
+import contextlib
+import csv
+import glob
+import gzip
+import io
+import json
+import random
+import shutil
+import sys
+import tempfile
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import zstandard
+
+FORMATS = ("jsonl", "json", "csv", "tsv", "txt", "parquet")
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".txt": "txt",
+               ".text": "txt", ".parquet": "parquet"}
+STDIN = "-"
+MAX_EXAMPLES = 20  # bad records quoted in the summary, per run
+# Errors a decompressor raises on a truncated or corrupt stream.
+_STREAM_ERRORS = (EOFError, OSError, zlib.error, zstandard.ZstdError)
+_PARQUET_BATCH_ROWS = 1024
+
+
+class CorpusError(Exception):
+    """An input problem: a path that does not exist, or a bad record in strict mode."""
+
+
+@dataclass(slots=True)
+class Document:
+    """One document: ``meta`` holds the record's other fields; ``source``/``line`` say where it came from."""
+
+    id: str
+    text: str
+    meta: dict[str, Any]
+    source: str
+    line: int | None = None
+
+
+@dataclass
+class ReadStats:
+    """What the readers saw: documents yielded, bytes read (uncompressed) and records skipped, by reason."""
+
+    files: int = 0
+    documents: int = 0
+    bytes_read: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str, source: str, line: int | None, strict: bool) -> None:
+        """Count one bad record, or raise in strict mode."""
+        where = f"{source}:{line}" if line is not None else source
+        if strict:
+            raise CorpusError(f"{where}: {reason}")
+        self.skipped[reason] += 1
+        if len(self.examples) < MAX_EXAMPLES:
+            self.examples.append(f"{where}: {reason}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "files": self.files,
+            "documents_read": self.documents,
+            "bytes_read": self.bytes_read,
+            "records_skipped": sum(self.skipped.values()),
+            "skipped_by_reason": dict(self.skipped.most_common()),
+            "skipped_examples": list(self.examples),
+        }
+
+
+@dataclass
+class ReaderOptions:
+    """How to turn records into documents."""
+
+    text_field: str = "text"
+    id_field: str = "id"
+    format: str | None = None  # None: from the file extension (stdin: jsonl)
+    line_docs: bool = False  # .txt: one document per line instead of per file
+    strict: bool = False
+
+
+def split_format(path: str) -> tuple[str | None, str | None]:
+    """(format, compression) from a file name such as ``x.jsonl.zst``; format ``None`` if unknown."""
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    if compression:
+        suffixes = suffixes[:-1]
+    fmt = _EXTENSIONS.get(suffixes[-1]) if suffixes else None
+    return fmt, compression
+
+
+def expand_paths(inputs: Iterable[str]) -> list[str]:
+    """Files named by paths, globs and folders (folders: every readable file inside, sorted)."""
+    files: list[str] = []
+    for item in inputs:
+        if item == STDIN:
+            files.append(item)
+            continue
+        path = Path(item)
+        if path.is_dir():
+            found = sorted(str(p) for p in path.rglob("*") if p.is_file() and split_format(str(p))[0])
+            if not found:
+                raise CorpusError(f"{item}: folder holds no .jsonl/.json/.csv/.tsv/.txt/.parquet files")
+            files.extend(found)
+        elif path.is_file():
+            files.append(item)
+        elif glob.has_magic(item):
+            found = sorted(p for p in glob.glob(item, recursive=True) if Path(p).is_file())
+            if not found:
+                raise CorpusError(f"{item}: no file matches this pattern")
+            files.extend(found)
+        else:
+            raise CorpusError(f"{item}: no such file or folder")
+    return files
+
+
+def open_binary(path: str) -> BinaryIO:
+    """Open a file (or stdin for ``-``) for binary reading, decompressing .gz/.zst/.bz2 on the fly."""
+    if path == STDIN:
+        return sys.stdin.buffer
+    compression = split_format(path)[1]
+    if compression == "gzip":
+        return gzip.open(path, "rb")
+    if compression == "bz2":
+        return bz2.open(path, "rb")
+    if compression == "zstd":
+        # read_across_frames: files written by `zstd` with several frames must be read to the end.
+        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+    return open(path, "rb")
+
+
+def _lines(handle: BinaryIO, source: str, stats: ReadStats, strict: bool) -> Iterator[tuple[int, bytes]]:
+    """Numbered raw lines; a truncated or corrupt compressed stream ends the file with one counted skip."""
+    number = 0
+    reader = io.BufferedReader(handle) if not isinstance(handle, io.BufferedIOBase) else handle
+    try:
+        for number, raw in enumerate(reader, start=1):
+            stats.bytes_read += len(raw)
+            yield number, raw
+    except _STREAM_ERRORS as exc:
+        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", source, number + 1, strict)
+
+
+def _decode(raw: bytes, source: str, line: int, stats: ReadStats, strict: bool) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        stats.skip("invalid UTF-8", source, line, strict)
+        return None
+
+
+class _RecordConverter:
+    """Turns a mapping record into a Document (shared by JSON, CSV, Parquet and HF readers)."""
+
+    def __init__(self, options: ReaderOptions, stats: ReadStats) -> None:
+        self.options = options
+        self.stats = stats
+
+    def __call__(self, record: Any, source: str, line: int | None, fallback_id: str) -> Document | None:
+        opts = self.options
+        if not isinstance(record, dict):
+            self.stats.skip("record is not an object", source, line, opts.strict)
+            return None
+        text = record.get(opts.text_field)
+        if not isinstance(text, str):
+            reason = f"missing text field {opts.text_field!r}" if text is None else f"text field {opts.text_field!r} is not a string"
+            self.stats.skip(reason, source, line, opts.strict)
+            return None
+        raw_id = record.get(opts.id_field)
+        doc_id = str(raw_id) if raw_id is not None and raw_id != "" else fallback_id
+        meta = {key: value for key, value in record.items() if key != opts.text_field}
+        return Document(doc_id, text, meta, source, line)
+
+
+def _read_jsonl(path: str, lines: Iterator[tuple[int, bytes]], convert: _RecordConverter) -> Iterator[Document]:
+    stats, strict = convert.stats, convert.options.strict
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        text = _decode(raw, path, number, stats, strict)
+        if text is None:
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            stats.skip(f"malformed JSON ({exc.msg})", path, number, strict)
+            continue
+        doc = convert(record, path, number, f"{path}:{number}")
+        if doc is not None:
+            yield doc
+
+
+def _read_json(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterator[Document]:
+    """A .json file is either a JSON array of records (loaded whole) or JSON Lines."""
+    stats, strict = convert.stats, convert.options.strict
+    buffered = io.BufferedReader(handle) if not isinstance(handle, io.BufferedIOBase) else handle
+    try:
+        head = buffered.peek(64).lstrip()
+    except _STREAM_ERRORS as exc:
+        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+        return
+    if not head.startswith(b"["):
+        yield from _read_jsonl(path, _lines(buffered, path, stats, strict), convert)
+        return
+    try:
+        data = buffered.read()
+    except _STREAM_ERRORS as exc:
+        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+        return
+    stats.bytes_read += len(data)
+    try:
+        records = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        stats.skip("invalid UTF-8", path, None, strict)
+        return
+    except json.JSONDecodeError as exc:
+        stats.skip(f"malformed JSON ({exc.msg})", path, exc.lineno, strict)
+        return
+    for index, record in enumerate(records):
+        # Line numbers are unknown inside an array; the record's position stands in for them.
+        doc = convert(record, path, index + 1, f"{path}:{index + 1}")
+        if doc is not None:
+            yield doc
+
+
+def _read_csv(path: str, handle: BinaryIO, delimiter: str, convert: _RecordConverter) -> Iterator[Document]:
+    stats, strict = convert.stats, convert.options.strict
+    # surrogateescape keeps the stream going past bad bytes; rows holding them are skipped below.
+    counting = _CountingReader(handle, stats)
+    text = io.TextIOWrapper(counting, encoding="utf-8", errors="surrogateescape", newline="")
+    reader = csv.DictReader(text, delimiter=delimiter)
+    while True:
+        line = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            stats.skip(f"malformed CSV ({exc})", path, line, strict)
+            continue
+        except _STREAM_ERRORS as exc:
+            stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, line, strict)
+            return
+        if any(isinstance(v, str) and _has_surrogates(v) for v in row.values()):
+            stats.skip("invalid UTF-8", path, line, strict)
+            continue
+        if None in row:  # more cells than header columns
+            stats.skip("row has more cells than the header", path, line, strict)
+            continue
+        doc = convert(row, path, line, f"{path}:{line}")
+        if doc is not None:
+            yield doc
+
+
+def _has_surrogates(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _CountingReader(io.RawIOBase):
+    """Wraps a binary stream to count the bytes read (CSV and text files are read through it)."""
+
+    def __init__(self, handle: BinaryIO, stats: ReadStats) -> None:
+        self.handle = handle
+        self.stats = stats
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.handle.read(len(buffer))
+        buffer[: len(data)] = data
+        self.stats.bytes_read += len(data)
+        return len(data)
+
+
+def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterator[Document]:
+    stats, opts = convert.stats, convert.options
+    if opts.line_docs:
+        for number, raw in _lines(handle, path, stats, opts.strict):
+            text = _decode(raw, path, number, stats, opts.strict)
+            if text is not None and text.strip():
+                yield Document(f"{path}:{number}", text.rstrip("\r\n"), {}, path, number)
+        return
+    # A .txt file is one document, read whole (use --line-docs for huge one-record-per-line files).
+    try:
+        data = handle.read()
+    except _STREAM_ERRORS as exc:
+        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, opts.strict)
+        return
+    stats.bytes_read += len(data)
+    text = _decode(data, path, 1, stats, opts.strict)
+    if text is not None:
+        yield Document(path, text, {}, path, None)
+
+
+def _read_parquet(path: str, compression: str | None, convert: _RecordConverter) -> Iterator[Document]:
+    import pyarrow.parquet as pq
+
+    stats, strict = convert.stats, convert.options.strict
+    with tempfile.TemporaryDirectory(prefix="corpus-audit-") as tmp:
+        local = path
+        if compression or path == STDIN:
+            # Parquet needs random access: decompress (or spool stdin) to a temporary file first.
+            local = str(Path(tmp) / "input.parquet")
+            try:
+                with open_binary(path) as src, open(local, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            except _STREAM_ERRORS as exc:
+                stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+                return
+        try:
+            parquet = pq.ParquetFile(local)
+        except Exception as exc:  # pyarrow raises several types (ArrowInvalid, OSError) for a bad file
+            stats.skip(f"unreadable Parquet ({exc})", path, None, strict)
+            return
+        row = 0
+        try:
+            for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
+                stats.bytes_read += batch.nbytes
+                for record in batch.to_pylist():
+                    row += 1
+                    doc = convert(record, path, row, f"{path}:{row}")
+                    if doc is not None:
+                        yield doc
+        except OSError as exc:  # a corrupt row group: keep what was read
+            stats.skip(f"unreadable Parquet row group ({exc})", path, row + 1, strict)
+
+
+def read_file(path: str, options: ReaderOptions, stats: ReadStats) -> Iterator[Document]:
+    """Documents of one file (or stdin for ``-``)."""
+    fmt, compression = split_format(path) if path != STDIN else (None, None)
+    fmt = options.format or fmt or ("jsonl" if path == STDIN else None)
+    if fmt is None:
+        raise CorpusError(f"{path}: unknown file type; name it .jsonl/.json/.csv/.tsv/.txt/.parquet or pass --format")
+    stats.files += 1
+    convert = _RecordConverter(options, stats)
+    before = (stats.documents, stats.bytes_read, sum(stats.skipped.values()))
+    if fmt == "parquet":
+        source = _read_parquet(path, compression, convert)
+    else:
+        try:
+            handle = open_binary(path)
+        except OSError as exc:
+            stats.skip(f"cannot open file ({exc.strerror or exc})", path, None, options.strict)
+            return
+        source = _read_from_handle(path, fmt, handle, convert)
+    for doc in source:
+        stats.documents += 1
+        yield doc
+    if (stats.documents, stats.bytes_read, sum(stats.skipped.values())) == before:
+        stats.skip("empty file", path, None, options.strict)
+
+
+def _read_from_handle(path: str, fmt: str, handle: BinaryIO, convert: _RecordConverter) -> Iterator[Document]:
+    stats, strict = convert.stats, convert.options.strict
+    with handle if path != STDIN else contextlib.nullcontext(handle):
+        if fmt == "jsonl":
+            yield from _read_jsonl(path, _lines(handle, path, stats, strict), convert)
+        elif fmt == "json":
+            yield from _read_json(path, handle, convert)
+        elif fmt in ("csv", "tsv"):
+            yield from _read_csv(path, handle, "\t" if fmt == "tsv" else ",", convert)
+        else:
+            yield from _read_txt(path, handle, convert)
+
+
+def read_hf_dataset(
+    name: str,
+    options: ReaderOptions,
+    stats: ReadStats,
+    config: str | None = None,
+    split: str = "train",
+    data_files: list[str] | None = None,
+) -> Iterator[Document]:
+    """Documents of a Hugging Face dataset in streaming mode (a hub name, a local folder or a builder
+    such as ``json``/``csv``/``parquet`` with ``data_files``)."""
+    try:
+        import datasets
+    except ImportError as exc:  # pragma: no cover - datasets is a dependency
+        raise CorpusError("the 'datasets' package is needed for --hf-dataset") from exc
+    try:
+        dataset = datasets.load_dataset(name, config, split=split, streaming=True, data_files=data_files or None)
+    except Exception as exc:  # datasets raises many types (FileNotFoundError, DatasetNotFoundError, ValueError...)
+        raise CorpusError(f"cannot open Hugging Face dataset {name!r}: {exc}") from exc
+    source = f"hf:{name}" + (f"/{config}" if config else "") + f"[{split}]"
+    stats.files += 1
+    convert = _RecordConverter(options, stats)
+    for index, record in enumerate(dataset):
+        text = record.get(options.text_field) if isinstance(record, dict) else None
+        if isinstance(text, str):
+            stats.bytes_read += len(text.encode("utf-8"))
+        doc = convert(record, source, index + 1, f"{name}:{index}")
+        if doc is not None:
+            stats.documents += 1
+            yield doc
+
+
+def iter_documents(
+    inputs: Iterable[str],
+    options: ReaderOptions,
+    stats: ReadStats,
+    limit: int | None = None,
+    sample: float | None = None,
+    seed: int = 0,
+    hf_dataset: str | None = None,
+    hf_config: str | None = None,
+    hf_split: str = "train",
+) -> Iterator[Document]:
+    """All documents of the inputs (or of a HF dataset, with the inputs as its data files), lazily.
+
+    ``sample`` keeps each document with that probability (reproducible with ``seed``); ``limit`` stops
+    after that many kept documents.
+    """
+    if sample is not None and not 0 < sample <= 1:
+        raise CorpusError("--sample must be in (0, 1]")
+    paths = list(inputs)
+    if hf_dataset:
+        stream: Iterator[Document] = read_hf_dataset(hf_dataset, options, stats, hf_config, hf_split, expand_paths(paths) if paths else None)
+    else:
+        files = expand_paths(paths)
+        if not files:
+            raise CorpusError("no input: give files, globs, folders, '-' for stdin, or --hf-dataset")
+        stream = (doc for path in files for doc in read_file(path, options, stats))
+    rng = random.Random(seed)
+    kept = 0
+    for doc in stream:
+        if sample is not None and sample < 1 and rng.random() >= sample:
+            continue
+        if limit is not None and kept >= limit:
+            return
+        kept += 1
+        yield doc
