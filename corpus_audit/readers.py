@@ -140,9 +140,46 @@ def open_binary(path: str) -> BinaryIO:
     if compression == "bz2":
         return bz2.open(path, "rb")
     if compression == "zstd":
-        # read_across_frames: files written by `zstd` with several frames must be read to the end.
-        return zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True, closefd=True)
+        return io.BufferedReader(_ZstdReader(open(path, "rb")), 1 << 16)
     return open(path, "rb")
+
+
+class _ZstdReader(io.RawIOBase):
+    """Zstandard decompression that reads every frame and, unlike ``stream_reader``, raises EOFError when
+    the file ends inside a frame (a truncated download), so the loss is reported instead of silent."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.decompressor = zstandard.ZstdDecompressor().decompressobj()
+        self.pending = b""
+        self.in_frame = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self.pending:
+            data = self.raw.read(1 << 16)
+            if not data:
+                if self.in_frame:
+                    raise EOFError("compressed file ended before the end of a zstd frame")
+                return 0
+            while data:
+                self.in_frame = True
+                self.pending += self.decompressor.decompress(data)
+                data = b""
+                if self.decompressor.eof:  # frame complete; the rest of the chunk starts the next frame
+                    data = self.decompressor.unused_data
+                    self.decompressor = zstandard.ZstdDecompressor().decompressobj()
+                    self.in_frame = False
+        size = min(len(buffer), len(self.pending))
+        buffer[:size] = self.pending[:size]
+        self.pending = self.pending[size:]
+        return size
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
 
 
 def _lines(handle: BinaryIO, source: str, stats: ReadStats, strict: bool) -> Iterator[tuple[int, bytes]]:
@@ -309,7 +346,7 @@ def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterato
         return
     stats.bytes_read += len(data)
     text = _decode(data, path, 1, stats, opts.strict)
-    if text is not None:
+    if text is not None and text.strip():
         yield Document(path, text, {}, path, None)
 
 

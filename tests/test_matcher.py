@@ -1,0 +1,152 @@
+"""Illness lexicons and matcher: rules, word boundaries, and precision/recall on labelled sentences."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from corpus_audit.matcher import IllnessMatcher, LexiconError, fold, illness_type, load_lexicon
+
+DATA = Path(__file__).parent / "data"
+SEED_MENTAL = {
+    "Alzheimer's", "anxiety", "schizophrenia", "bulimia", "dementia", "psychosis", "epilepsy", "OCD",
+    "bipolar affective disorder", "depression", "social anxiety", "panic disorder", "separation anxiety disorder",
+    "anorexia", "anorexia nervosa", "bulimia nervosa", "binge eating disorder", "PTSD", "ADHD",
+    "delusional disorder", "borderline personality disorder", "anti-social personality disorder",
+}
+SEED_PHYSICAL = {
+    "cold", "appendicitis", "tonsillitis", "blocked nose", "allergies", "acid reflux", "contusions", "diabetes",
+    "rhinitis", "bronchitis", "flu", "sinusitis", "asthma", "lesions", "conjunctivitis", "arthrosis", "arthritis",
+    "hypertension", "hypotension", "osteoporosis", "angina pectoris", "migraines",
+}
+
+
+@pytest.fixture(scope="module", params=["en", "es"])
+def lang(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def matchers() -> dict[str, IllnessMatcher]:
+    return {lang: IllnessMatcher.for_language(lang) for lang in ("en", "es")}
+
+
+def illnesses(matcher: IllnessMatcher, text: str) -> set[str]:
+    return {m.illness for m in matcher.find(text)}
+
+
+def test_lexicon_covers_the_seed_paper_lists(lang: str, matchers: dict[str, IllnessMatcher]) -> None:
+    entries = matchers[lang].entries
+    assert {e.illness for e in entries if e.type == "mental"} == SEED_MENTAL
+    assert {e.illness for e in entries if e.type == "physical"} == SEED_PHYSICAL
+
+
+def test_labelled_set_recall_and_precision(lang: str, matchers: dict[str, IllnessMatcher]) -> None:
+    """Pairs (sentence, illness): recall >= 0.9 and precision >= 0.95, ambiguous negatives included."""
+    rows = list(csv.DictReader(open(DATA / f"matching_{lang}.csv", encoding="utf-8")))
+    assert len(rows) >= 100 and sum(1 for r in rows if not r["illnesses"]) >= 20
+    true_pos = false_pos = false_neg = 0
+    for row in rows:
+        expected = {x for x in row["illnesses"].split(";") if x}
+        found = illnesses(matchers[lang], row["sentence"])
+        true_pos += len(found & expected)
+        false_pos += len(found - expected)
+        false_neg += len(expected - found)
+    recall = true_pos / (true_pos + false_neg)
+    precision = true_pos / (true_pos + false_pos)
+    assert recall >= 0.9, recall
+    assert precision >= 0.95, precision
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I caught a cold yesterday.", {"cold"}),
+        ("It was a cold day.", set()),
+        ("The Great Depression", set()),
+        ("I have manic depression", {"bipolar affective disorder"}),  # longest term wins
+        ("She had anorexia nervosa", {"anorexia nervosa"}),
+        ("Alzheimer’s runs in the family", {"Alzheimer's"}),  # typographic apostrophe
+        ("influence and reflux", set()),  # "flu" inside a word; bare "reflux" is not acid reflux
+        ("I have ADD", {"ADHD"}),
+        ("we should add more", set()),  # case-exact abbreviation
+        ("DEPRESSION IS REAL", {"depression"}),
+    ],
+)
+def test_english_rules(matchers: dict[str, IllnessMatcher], text: str, expected: set[str]) -> None:
+    assert illnesses(matchers["en"], text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("tiene depresion", {"depression"}),  # accents optional
+        ("DEPRESIÓN", {"depression"}),
+        ("depresión del segmento ST", set()),
+        ("toc toc", set()),
+        ("diagnóstico de TOC", {"OCD"}),
+        ("pacientes esquizofrénicas", {"schizophrenia"}),
+        ("astenia, anorexia y pérdida de peso", set()),
+    ],
+)
+def test_spanish_rules(matchers: dict[str, IllnessMatcher], text: str, expected: set[str]) -> None:
+    assert illnesses(matchers["es"], text) == expected
+
+
+def test_match_offsets_and_surface(matchers: dict[str, IllnessMatcher]) -> None:
+    text = "Mi abuela tiene Alzhéimer y DIABETES."
+    matches = matchers["es"].find(text)
+    assert [(text[m.start : m.end], m.surface, m.type) for m in matches] == [
+        ("Alzhéimer", "Alzhéimer", "mental"),
+        ("DIABETES", "DIABETES", "physical"),
+    ]
+    assert illness_type(matches) == "both"
+    assert illness_type([]) is None
+
+
+def test_prefilter_never_drops_a_sentence_that_matches(lang: str, matchers: dict[str, IllnessMatcher]) -> None:
+    matcher = matchers[lang]
+    for row in csv.DictReader(open(DATA / f"matching_{lang}.csv", encoding="utf-8")):
+        if matcher.find(row["sentence"]):
+            assert matcher.has_candidate(row["sentence"]), row["sentence"]
+    assert not matcher.has_candidate("nothing to see here, influence reflux")
+
+
+def test_fold_keeps_length_and_enye() -> None:
+    for text in ("Depresión ÁÉÍÓÚ ü", "niño İstanbul", "Alzheimer’s"):
+        assert len(fold(text)) == len(text)
+    assert fold("DEPRESIÓN niño") == "depresion niño"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("term,illness\nx,y\n", "missing column"),
+        ("term,illness,type\nx,y,emotional\n", "type must be"),
+        ("term,illness,type,case\nx,y,mental,upper\n", "case must be"),
+        ("term,illness,type,exclude_context\nx,y,mental,(unclosed\n", "bad regular expression"),
+        ("term,illness,type\n", "no entries"),
+    ],
+)
+def test_bad_lexicon_is_reported_with_file(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "lex.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(LexiconError, match=message):
+        load_lexicon(path)
+
+
+def test_custom_lexicon_context_rules(tmp_path: Path) -> None:
+    path = tmp_path / "lex.csv"
+    path.write_text(
+        "term,illness,type,case,require_context,exclude_context,note\n"
+        "gout,gout,physical,any,,\\bno @@,\n"
+        "flare,flare,physical,any,joint @@,,\n",
+        encoding="utf-8",
+    )
+    matcher = IllnessMatcher.from_csv(path)
+    assert illnesses(matcher, "He has gout.") == {"gout"}
+    assert illnesses(matcher, "There was no gout.") == set()
+    assert illnesses(matcher, "a joint flare") == {"flare"}
+    assert illnesses(matcher, "a solar flare") == set()
