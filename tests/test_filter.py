@@ -1,0 +1,150 @@
+"""The filter pipeline and the `corpus-audit filter` command, end to end on small corpora."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from corpus_audit.cli import main
+from corpus_audit.filtering import FilterSummary, iter_kept_sentences
+from corpus_audit.matcher import IllnessMatcher
+from corpus_audit.readers import ReaderOptions, iter_documents
+from corpus_audit.segment import Segmenter
+
+DATA = Path(__file__).parent / "data"
+
+
+def run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["filter", *args])
+    return result.exit_code, result.output
+
+
+def write_jsonl(path: Path, records: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+def test_filter_writes_rows_and_summary(tmp_path: Path) -> None:
+    corpus = write_jsonl(tmp_path / "c.jsonl", [
+        {"id": "a", "text": "Hello there. I have depression and asthma.\nNothing here.", "sub": "x"},
+        {"id": "b", "text": "It was a cold day. My flu is gone.", "sub": "y"},
+        {"id": "c", "text": "No illness at all.", "sub": "z"},
+    ])
+    out = tmp_path / "out" / "kept.parquet"
+    code, output = run(str(corpus), "--lang", "en", "-o", str(out), "--keep-field", "sub", "--keep-field", "source")
+    assert code == 0, output
+    rows = pq.read_table(out).to_pylist()
+    assert rows == [
+        {"doc_id": "a", "sentence_index": 1, "sentence": "I have depression and asthma.", "terms": ["depression", "asthma"],
+         "illnesses": ["asthma", "depression"], "illness_type": "both", "sub": "x", "source": str(corpus)},
+        {"doc_id": "b", "sentence_index": 1, "sentence": "My flu is gone.", "terms": ["flu"],
+         "illnesses": ["flu"], "illness_type": "physical", "sub": "y", "source": str(corpus)},
+    ]
+    summary = json.loads((tmp_path / "out" / "kept.summary.json").read_text())
+    assert summary["documents_read"] == 3 and summary["documents_matched"] == 2
+    assert summary["documents_with_candidates"] == 2  # "No illness at all." never reaches the segmenter
+    assert summary["sentences_by_type"] == {"mental": 0, "physical": 1, "both": 1}
+    assert summary["sentences_by_illness"] == {"asthma": 1, "depression": 1, "flu": 1}
+    assert summary["records_skipped"] == 0 and len(summary["lexicon_sha256"]) == 64
+    assert "sentences kept: 2 (mental 0, physical 1, both 1)" in output
+
+
+def test_bad_input_is_counted_not_fatal(tmp_path: Path) -> None:
+    good = write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "I have PTSD."}])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": "1", "text": "My OCD."}\n{nope\n{"id": "2"}\n{"id": "3", "text": "caf\xe9 anxiety"}\n')
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    truncated = gzip.compress(b"".join(b'{"id": "t%d", "text": "asthma %d"}\n' % (i, i) for i in range(5000)))
+    (tmp_path / "cut.jsonl.gz").write_bytes(truncated[: len(truncated) // 2])
+    out = tmp_path / "o.parquet"
+    code, output = run(str(tmp_path), "--lang", "en", "-o", str(out))
+    assert code == 0, output
+    assert "Traceback" not in output
+    summary = json.loads(out.with_name("o.summary.json").read_text())
+    assert summary["skipped_by_reason"]["empty file"] == 1
+    assert summary["skipped_by_reason"]["invalid UTF-8"] == 1
+    assert summary["skipped_by_reason"]["missing text field 'text'"] == 1
+    assert any(k.startswith("malformed JSON") for k in summary["skipped_by_reason"])
+    assert any(k.startswith("truncated or corrupt") for k in summary["skipped_by_reason"])
+    doc_ids = set(pq.read_table(out).column("doc_id").to_pylist())
+    assert {"1", "g", "t0"} <= doc_ids and len(doc_ids) > 100  # good records on both sides of the bad ones
+
+
+def test_strict_fails_fast_with_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"id": "1", "text": "My OCD."}\n{nope\n')
+    out = tmp_path / "o.parquet"
+    code, output = run(str(bad), "--lang", "en", "-o", str(out), "--strict")
+    assert code == 1
+    assert f"{bad}:2: malformed JSON" in output and "Traceback" not in output
+    assert not out.exists()  # atomic output: nothing half-written
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.jsonl", "--lang", "en", "-o", "o.parquet"], "no such file"),
+        (["--lang", "en", "-o", "o.parquet"], "give at least one CORPUS"),
+        (["x.jsonl", "--lang", "fr", "-o", "o.parquet"], "Invalid value for '--lang'"),
+        (["x.jsonl", "--lang", "en", "-o", "o.parquet", "--sample", "0"], "Invalid value for '--sample'"),
+        (["x.jsonl", "--lang", "en", "-o", "o.parquet", "--spacy-model", "no_such_model_xyz"], "not installed"),
+    ],
+)
+def test_user_errors_are_clear(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], message: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    write_jsonl(tmp_path / "x.jsonl", [{"text": "a"}])
+    code, output = run(*args)
+    assert code != 0 and message in output and "Traceback" not in output
+
+
+def test_help_explains_every_option() -> None:
+    code, output = run("--help")
+    assert code == 0
+    for option in ("--lang", "--output", "--format", "--text-field", "--id-field", "--line-docs", "--keep-field",
+                   "--hf-dataset", "--hf-config", "--split", "--limit", "--sample", "--seed", "--lexicon",
+                   "--spacy-model", "--strict", "--progress"):
+        assert option in output
+
+
+@pytest.mark.parametrize(
+    ("sample", "lang", "minimum"),
+    [("corpus_reddit_sample_en.jsonl.gz", "en", 20), ("corpus_codiesp_sample_en.jsonl.gz", "en", 40),
+     ("corpus_codiesp_sample_es.jsonl.gz", "es", 40)],
+)
+def test_bundled_samples(tmp_path: Path, sample: str, lang: str, minimum: int) -> None:
+    out = tmp_path / "o.parquet"
+    code, output = run(str(DATA / sample), "--lang", lang, "-o", str(out), "--limit", "60")
+    assert code == 0, output
+    table = pq.read_table(out).to_pandas()
+    assert len(table) >= minimum
+    assert set(table.illness_type) <= {"mental", "physical", "both"}
+    # every kept sentence really contains each reported surface form
+    assert all(all(term in sentence for term in terms) for sentence, terms in zip(table.sentence, table.terms))
+
+
+def test_pipeline_is_lazy_and_counts(tmp_path: Path) -> None:
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": str(i), "text": "I have asthma. Fine."} for i in range(100)])
+    summary = FilterSummary(lang="en")
+    docs = iter_documents([str(corpus)], ReaderOptions(), summary.reading)
+    kept = iter_kept_sentences(docs, IllnessMatcher.for_language("en"), Segmenter("en"), summary)
+    first = next(kept)
+    assert first.doc_id == "0" and first.sentence == "I have asthma."
+    assert summary.reading.documents == 1 and summary.sentences_kept == 1
+    assert len(list(kept)) == 99 and summary.documents_matched == 100
+
+
+def test_stdin_and_txt_line_docs(tmp_path: Path) -> None:
+    out = tmp_path / "o.parquet"
+    result = CliRunner().invoke(main, ["filter", "-", "--lang", "es", "-o", str(out)],
+                                input='{"id": "s", "text": "Tiene diabetes."}\n')
+    assert result.exit_code == 0, result.output
+    assert pq.read_table(out).column("illnesses").to_pylist() == [["diabetes"]]
+    txt = tmp_path / "notes.txt"
+    txt.write_text("nada\nTiene asma.\n", encoding="utf-8")
+    code, output = run(str(txt), "--lang", "es", "-o", str(out), "--line-docs")
+    assert code == 0 and pq.read_table(out).column("doc_id").to_pylist() == [f"{txt}:2"]
