@@ -35,6 +35,7 @@ def main() -> None:
 @click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None, help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv.")
 @click.option("--spacy-model", default=None, help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no download).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file and line.")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes that parse, match and split JSON Lines input (default: one per CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. The output is the same either way.")
 @click.option("--progress/--no-progress", default=None, help="Show a progress bar with documents/s and MB/s on stderr (default: when stderr is a terminal).")
 def filter_command(
     corpus: tuple[str, ...],
@@ -54,6 +55,7 @@ def filter_command(
     lexicon: str | None,
     spacy_model: str | None,
     strict: bool,
+    workers: int | None,
     progress: bool | None,
 ) -> None:
     """Keep the sentences of CORPUS that mention a mental or physical illness.
@@ -64,9 +66,9 @@ def filter_command(
     """
     import sys
 
-    from corpus_audit.filtering import FilterSummary, lexicon_info, run_filter
+    from corpus_audit.filtering import FilterSummary, default_workers, lexicon_info, run_filter, run_filter_parallel
     from corpus_audit.matcher import IllnessMatcher, LexiconError, default_lexicon_path
-    from corpus_audit.readers import CorpusError, ReaderOptions, iter_documents
+    from corpus_audit.readers import CorpusError, ReaderOptions, iter_documents, iter_line_batches, line_batch_files
     from corpus_audit.segment import Segmenter, SegmenterError
 
     if not corpus and not hf_dataset:
@@ -83,13 +85,20 @@ def filter_command(
         raise click.ClickException(str(exc)) from exc
     summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
     options = ReaderOptions(text_field=text_field, id_field=id_field, format=fmt, line_docs=line_docs, strict=strict)
-    documents = iter_documents(
-        corpus, options, summary.reading, limit=limit, sample=sample, seed=seed,
-        hf_dataset=hf_dataset, hf_config=hf_config, hf_split=hf_split,
-    )
     show_progress = sys.stderr.isatty() if progress is None else progress
+    workers = workers or default_workers()
     try:
-        run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=show_progress)
+        # Worker processes read JSON Lines in raw line batches; --limit/--sample need one ordered stream.
+        files = line_batch_files(corpus, options) if workers > 1 and not (hf_dataset or limit or sample) else None
+        if files:
+            batches = iter_line_batches(files, summary.reading)
+            run_filter_parallel(batches, options, summary, output, matcher, segmenter, keep_fields, workers, show_progress)
+        else:
+            documents = iter_documents(
+                corpus, options, summary.reading, limit=limit, sample=sample, seed=seed,
+                hf_dataset=hf_dataset, hf_config=hf_config, hf_split=hf_split,
+            )
+            run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=show_progress)
     except CorpusError as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:

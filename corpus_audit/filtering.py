@@ -2,13 +2,17 @@
 
 :func:`iter_kept_sentences` is the lazy pipeline (reused by later commands); :func:`run_filter` drives it,
 writes Parquet in row batches to a temporary file renamed into place, and writes a JSON summary beside it.
+:func:`iter_kept_sentences_parallel` / :func:`run_filter_parallel` do the same for JSON Lines input with the
+parsing, matching and sentence splitting spread over worker processes: same rows, same order, same counts.
 """
 
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +24,13 @@ from tqdm import tqdm
 
 from corpus_audit.atomic import atomic_path, write_text_atomic
 from corpus_audit.matcher import IllnessMatcher, illness_type
-from corpus_audit.readers import Document, ReadStats
+from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, read_line_batch
 from corpus_audit.resources import sha256_file
-from corpus_audit.segment import Segmenter
+from corpus_audit.segment import Segmenter, import_spacy_without_torch
 
 BATCH_ROWS = 5_000
 BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "illnesses", "illness_type")
+MAX_AUTO_WORKERS = 8  # each worker holds its own spaCy pipeline (about 150 MB)
 
 
 @dataclass(slots=True)
@@ -83,6 +88,17 @@ class FilterSummary:
             **self.extra,
         }
 
+    def merge(self, other: FilterSummary) -> None:
+        """Add the counts of ``other`` (the documents that follow those counted here)."""
+        self.reading.merge(other.reading)
+        self.documents_processed += other.documents_processed
+        self.documents_with_candidates += other.documents_with_candidates
+        self.documents_matched += other.documents_matched
+        self.sentences_segmented += other.sentences_segmented
+        self.sentences_kept += other.sentences_kept
+        for name in ("sentences_by_type", "sentences_by_illness", "mentions_by_illness", "terms"):
+            getattr(self, name).update(getattr(other, name))
+
     def format_text(self) -> str:
         """Human-readable summary for the terminal."""
         data = self.to_dict()
@@ -136,6 +152,70 @@ def iter_kept_sentences(
             yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches], illnesses, kind, fields)
         if matched:
             summary.documents_matched += 1
+
+
+def default_workers() -> int:
+    """One worker per CPU this process may use, at most ``MAX_AUTO_WORKERS``."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cpus, MAX_AUTO_WORKERS))
+
+
+def iter_kept_sentences_parallel(
+    batches: Iterable[LineBatch],
+    options: ReaderOptions,
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    summary: FilterSummary,
+    keep_fields: Iterable[str] = (),
+    workers: int = 2,
+) -> Iterator[KeptSentence]:
+    """:func:`iter_kept_sentences` over the documents of JSON Lines ``batches``, parsed and filtered by
+    ``workers`` processes; yields the same sentences in the same order and leaves the same counts.
+
+    At most ``2 * workers + 2`` batches are in flight, so memory stays bounded whatever the input size.
+    """
+    keep_fields = tuple(keep_fields)
+    # fork shares the matcher and settings without pickling and starts in milliseconds; elsewhere the
+    # platform default (spawn) pickles them (the Segmenter pickles as its settings).
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    initargs = (options, matcher, segmenter, summary.lang, keep_fields)
+    with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
+        pending: deque[tuple[LineBatch, Any]] = deque()
+        for batch in batches:
+            pending.append((batch, pool.apply_async(_filter_batch, (batch,))))
+            if len(pending) > 2 * workers + 1:
+                yield from _merge_batch(*pending.popleft(), summary, options.strict)
+        while pending:
+            yield from _merge_batch(*pending.popleft(), summary, options.strict)
+
+
+def _merge_batch(batch: LineBatch, result: Any, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+    kept, counted = result.get()  # re-raises a worker's CorpusError (strict mode) in input order
+    summary.merge(counted)
+    for reason, line in batch.skips:
+        summary.reading.skip(reason, batch.source, line, strict)
+    yield from kept
+
+
+_worker_state: tuple[ReaderOptions, IllnessMatcher, Segmenter, str, tuple[str, ...]] | None = None
+
+
+def _init_worker(
+    options: ReaderOptions, matcher: IllnessMatcher, segmenter: Segmenter, lang: str, keep_fields: tuple[str, ...]
+) -> None:
+    global _worker_state
+    if segmenter.model is None:
+        # A worker only splits sentences with the blank pipeline: skip the 1.2 s torch import thinc would do.
+        import_spacy_without_torch()
+    _worker_state = (options, matcher, segmenter, lang, keep_fields)
+
+
+def _filter_batch(batch: LineBatch) -> tuple[list[KeptSentence], FilterSummary]:
+    assert _worker_state is not None, "worker not initialised"
+    options, matcher, segmenter, lang, keep_fields = _worker_state
+    counted = FilterSummary(lang=lang)
+    documents = read_line_batch(batch, options, counted.reading)
+    return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
 
 
 def _field_value(doc: Document, name: str) -> str | None:
@@ -218,6 +298,38 @@ def run_filter(
     start = time.perf_counter()
     stream = _with_progress(documents, summary.reading, progress)
     write_parquet(iter_kept_sentences(stream, matcher, segmenter, summary, keep_fields), output, keep_fields)
+    return _finish(summary, output, start)
+
+
+def run_filter_parallel(
+    batches: Iterable[LineBatch],
+    options: ReaderOptions,
+    summary: FilterSummary,
+    output: str | Path,
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    keep_fields: Iterable[str] = (),
+    workers: int = 2,
+    progress: bool = False,
+) -> FilterSummary:
+    """:func:`run_filter` for JSON Lines ``batches`` (counted into ``summary.reading``), with ``workers`` processes."""
+    keep_fields = list(keep_fields)
+    start = time.perf_counter()
+    rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers)
+    write_parquet(_rows_with_progress(rows, summary.reading, progress), output, keep_fields)
+    return _finish(summary, output, start)
+
+
+def _rows_with_progress(rows: Iterable[KeptSentence], stats: ReadStats, enabled: bool) -> Iterator[KeptSentence]:
+    """Pass rows through while a tqdm bar follows the documents read (updated as batches are merged)."""
+    with tqdm(unit=" docs", disable=not enabled, mininterval=0.5) as bar:
+        for row in rows:
+            bar.update(stats.documents - bar.n)
+            yield row
+        bar.update(stats.documents - bar.n)
+
+
+def _finish(summary: FilterSummary, output: str | Path, start: float) -> FilterSummary:
     summary.seconds = time.perf_counter() - start
     summary.extra.setdefault("output", str(output))
     write_text_atomic(summary_path_for(output), json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n")

@@ -4,6 +4,9 @@ Every reader yields :class:`Document` objects one at a time. A bad record (malfo
 field, invalid UTF-8, truncated compressed stream, empty file) never stops a run: it is counted in
 :class:`ReadStats` with its reason. With ``strict=True`` the first bad record raises :class:`CorpusError`
 naming the file and line instead.
+
+JSON Lines files can also be read as :class:`LineBatch` es of raw lines (:func:`iter_line_batches`) that
+are parsed elsewhere, e.g. in worker processes (:func:`read_line_batch`), with the same documents and counts.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import sys
 import tempfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -82,6 +85,14 @@ class ReadStats:
             "skipped_by_reason": dict(self.skipped.most_common()),
             "skipped_examples": list(self.examples),
         }
+
+    def merge(self, other: ReadStats) -> None:
+        """Add the counts of ``other``, read after everything counted here (examples keep that order)."""
+        self.files += other.files
+        self.documents += other.documents
+        self.bytes_read += other.bytes_read
+        self.skipped.update(other.skipped)
+        self.examples.extend(other.examples[: MAX_EXAMPLES - len(self.examples)])
 
 
 @dataclass
@@ -182,8 +193,9 @@ class _ZstdReader(io.RawIOBase):
         super().close()
 
 
-def _lines(handle: BinaryIO, source: str, stats: ReadStats, strict: bool) -> Iterator[tuple[int, bytes]]:
-    """Numbered raw lines; a truncated or corrupt compressed stream ends the file with one counted skip."""
+def _lines(handle: BinaryIO, stats: ReadStats, on_error: Callable[[str, int], None]) -> Iterator[tuple[int, bytes]]:
+    """Numbered raw lines; a truncated or corrupt compressed stream ends the file with one
+    ``on_error(reason, line)`` call."""
     number = 0
     reader = io.BufferedReader(handle) if not isinstance(handle, io.BufferedIOBase) else handle
     try:
@@ -191,7 +203,11 @@ def _lines(handle: BinaryIO, source: str, stats: ReadStats, strict: bool) -> Ite
             stats.bytes_read += len(raw)
             yield number, raw
     except _STREAM_ERRORS as exc:
-        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", source, number + 1, strict)
+        on_error(f"truncated or corrupt file ({type(exc).__name__})", number + 1)
+
+
+def _skipper(stats: ReadStats, source: str, strict: bool) -> Callable[[str, int], None]:
+    return lambda reason, line: stats.skip(reason, source, line, strict)
 
 
 def _decode(raw: bytes, source: str, line: int, stats: ReadStats, strict: bool) -> str | None:
@@ -253,7 +269,7 @@ def _read_json(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterat
         stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
         return
     if not head.startswith(b"["):
-        yield from _read_jsonl(path, _lines(buffered, path, stats, strict), convert)
+        yield from _read_jsonl(path, _lines(buffered, stats, _skipper(stats, path, strict)), convert)
         return
     try:
         data = buffered.read()
@@ -333,7 +349,7 @@ class _CountingReader(io.RawIOBase):
 def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterator[Document]:
     stats, opts = convert.stats, convert.options
     if opts.line_docs:
-        for number, raw in _lines(handle, path, stats, opts.strict):
+        for number, raw in _lines(handle, stats, _skipper(stats, path, opts.strict)):
             text = _decode(raw, path, number, stats, opts.strict)
             if text is not None and text.strip():
                 yield Document(f"{path}:{number}", text.rstrip("\r\n"), {}, path, number)
@@ -412,13 +428,71 @@ def _read_from_handle(path: str, fmt: str, handle: BinaryIO, convert: _RecordCon
     stats, strict = convert.stats, convert.options.strict
     with handle if path != STDIN else contextlib.nullcontext(handle):
         if fmt == "jsonl":
-            yield from _read_jsonl(path, _lines(handle, path, stats, strict), convert)
+            yield from _read_jsonl(path, _lines(handle, stats, _skipper(stats, path, strict)), convert)
         elif fmt == "json":
             yield from _read_json(path, handle, convert)
         elif fmt in ("csv", "tsv"):
             yield from _read_csv(path, handle, "\t" if fmt == "tsv" else ",", convert)
         else:
             yield from _read_txt(path, handle, convert)
+
+
+@dataclass(slots=True)
+class LineBatch:
+    """Consecutive raw lines of one JSON Lines input, from line ``first_line`` on.
+
+    ``skips`` are the reading problems met right after these lines (truncated stream, empty or unopenable
+    file) as ``(reason, line)``; whoever merges the parsed batches counts them, in order, after the batch.
+    """
+
+    source: str
+    first_line: int
+    data: bytes
+    skips: list[tuple[str, int | None]] = field(default_factory=list)
+
+
+def line_batch_files(inputs: Iterable[str], options: ReaderOptions) -> list[str] | None:
+    """The files named by ``inputs`` if every one is read as JSON Lines (so can be read in line batches), else None."""
+    files = expand_paths(inputs)
+    formats = {options.format or ("jsonl" if path == STDIN else split_format(path)[0]) for path in files}
+    return files if files and formats == {"jsonl"} else None
+
+
+def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int = 1 << 20) -> Iterator[LineBatch]:
+    """Raw lines of JSON Lines files in batches of about ``batch_bytes``, counting files and bytes in ``stats``.
+
+    Lines are read exactly as :func:`read_file` reads them, so :func:`read_line_batch` on every batch, with
+    the batch skips counted after each, gives the same documents and counts as ``read_file`` on every file.
+    """
+    for path in files:
+        stats.files += 1
+        try:
+            handle = open_binary(path)
+        except OSError as exc:
+            yield LineBatch(path, 1, b"", [(f"cannot open file ({exc.strerror or exc})", None)])
+            continue
+        skips: list[tuple[str, int | None]] = []
+        lines: list[bytes] = []
+        size, first, last = 0, 1, 0
+        with handle if path != STDIN else contextlib.nullcontext(handle):
+            for last, raw in _lines(handle, stats, lambda reason, line: skips.append((reason, line))):
+                lines.append(raw)
+                size += len(raw)
+                if size >= batch_bytes:
+                    yield LineBatch(path, first, b"".join(lines))
+                    lines, size, first = [], 0, last + 1
+        if last == 0 and not skips:  # no bytes and no error: read_file's "empty file"
+            skips.append(("empty file", None))
+        yield LineBatch(path, first, b"".join(lines), skips)
+
+
+def read_line_batch(batch: LineBatch, options: ReaderOptions, stats: ReadStats) -> Iterator[Document]:
+    """Documents of one batch (bad records counted in ``stats``; ``batch.skips`` are left to the caller)."""
+    convert = _RecordConverter(options, stats)
+    lines = enumerate(io.BytesIO(batch.data), start=batch.first_line)  # splits on b"\n" only, like read_file
+    for doc in _read_jsonl(batch.source, lines, convert):
+        stats.documents += 1
+        yield doc
 
 
 def read_hf_dataset(

@@ -4,14 +4,17 @@
 Line breaks are treated as hard boundaries (titles, list items and clinical notes rarely continue a
 sentence across lines), and long lines are cut into chunks of at most ``chunk_chars`` characters at a
 sentence end or a space, so that a document of any length is processed in bounded memory.
+
+spaCy is imported on first use, not with this module: its import costs 2 s, most of it torch (pulled in by
+thinc), and a filter run whose documents never need splitting should not pay it.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
-
-import spacy
+from typing import Any
 
 DEFAULT_CHUNK_CHARS = 20_000
 _LINE_BREAK = re.compile(r"\s*\n\s*")
@@ -43,27 +46,71 @@ def _last_match_end(pattern: re.Pattern[str], window: str) -> int:
     return ends[-1] if ends else 0
 
 
+def import_spacy_without_torch() -> None:
+    """Import spaCy with torch hidden, in a process that only splits sentences (a filter worker).
+
+    thinc imports torch when it can, which is 60% of spaCy's import time, but a blank pipeline with the
+    rule-based sentencizer never uses it. A ``None`` entry in ``sys.modules`` makes ``import torch`` raise
+    ImportError (documented import-system behaviour), so thinc records torch as absent; the entry is removed
+    afterwards. Never call this in a process that may later use spaCy with torch (thinc keeps ``has_torch``
+    false); in a process where torch or spaCy is already imported it does nothing.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        import spacy  # noqa: F401
+    finally:
+        del sys.modules["torch"]
+
+
 class Segmenter:
-    """Sentence splitter for one language."""
+    """Sentence splitter for one language.
+
+    A named model is loaded at once (so a missing one is reported before any work); the default blank
+    pipeline is built on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
+    unused one (or one only handed to worker processes) never imports spaCy.
+    """
 
     def __init__(self, lang: str, model: str | None = None, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.lang = lang
+        self.model = model
         self.chunk_chars = chunk_chars
-        if model:
+        self._nlp: Any = self._load() if model else None
+
+    @property
+    def nlp(self) -> Any:
+        """The spaCy pipeline (``spacy.language.Language``), built on first use."""
+        if self._nlp is None:
+            self._nlp = self._load()
+        return self._nlp
+
+    def _load(self) -> Any:
+        import spacy
+
+        if self.model:
             try:
                 # Only the parts that set sentence boundaries are needed; the rest is disabled for speed.
-                self.nlp = spacy.load(model, exclude=["ner", "lemmatizer", "textcat"])
+                nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "textcat"])
             except OSError as exc:
-                raise SegmenterError(f"spaCy model {model!r} is not installed ({exc})") from exc
-            if not (self.nlp.has_pipe("parser") or self.nlp.has_pipe("senter") or self.nlp.has_pipe("sentencizer")):
-                self.nlp.add_pipe("sentencizer")
+                raise SegmenterError(f"spaCy model {self.model!r} is not installed ({exc})") from exc
+            if not (nlp.has_pipe("parser") or nlp.has_pipe("senter") or nlp.has_pipe("sentencizer")):
+                nlp.add_pipe("sentencizer")
         else:
             try:
-                self.nlp = spacy.blank(lang)
+                nlp = spacy.blank(self.lang)
             except ImportError as exc:
-                raise SegmenterError(f"spaCy has no language {lang!r}") from exc
-            self.nlp.add_pipe("sentencizer")
-        self.nlp.max_length = max(self.nlp.max_length, chunk_chars + 1)
+                raise SegmenterError(f"spaCy has no language {self.lang!r}") from exc
+            nlp.add_pipe("sentencizer")
+        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
+        return nlp
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to worker processes as settings: each builds its own pipeline.
+        return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped."""
