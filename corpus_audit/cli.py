@@ -17,6 +17,134 @@ def main() -> None:
     """
 
 
+_model_options = [
+    click.option("--lang", type=click.Choice(["en"]), default="en", show_default=True,
+                 help="Language: picks the default model, lexicon and templates."),
+    click.option("--model", default=None,
+                 help="Embedding model: 'minilm' (English default), 'use', 'e5-small', or any "
+                      "sentence-transformers name or local folder."),
+    click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
+    click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
+                 help="Sentences per embedding batch."),
+]
+
+
+def model_options(command):
+    for option in reversed(_model_options):
+        command = option(command)
+    return command
+
+
+def _load_embedder(model: str | None, lang: str, device: str, batch_size: int):
+    from corpus_audit.embedders import EmbedderError, load_embedder
+
+    try:
+        return load_embedder(model, lang=lang, device=device, batch_size=batch_size)
+    except EmbedderError as error:
+        raise click.ClickException(str(error)) from error
+
+
+@main.command("score")
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output table, .csv or .parquet: every input column plus warmth and competence.")
+@click.option("--text-column", default="text", show_default=True,
+              help="Column (CSV/Parquet) or field (JSONL) holding the sentence; .txt files have one per line.")
+@click.option("--axes", "axes_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file from `corpus-audit axes train` (default: the shipped axes of the model, or "
+                   "axes trained once and cached).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record, naming file and line.")
+@model_options
+def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
+                  lang: str, model: str | None, device: str, batch_size: int) -> None:
+    """Add warmth and competence scores to each sentence of INPUT.
+
+    INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2).
+    Scores are in [-1, 1]; the sign says high or low. Blank rows and bad records are counted and
+    reported; blank rows keep empty scores.
+    """
+    from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
+    from corpus_audit.scm.store import axes_for
+    from corpus_audit.scoring import ScoreError, score_file
+
+    def load_model():
+        embedder = _load_embedder(model, lang, device, batch_size)
+        return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
+
+    try:
+        summary = score_file(input_path, output, load_model, text_column=text_column, strict=strict)
+    except (ScoreError, AxesFileError, AxesMismatchError) as error:
+        raise click.ClickException(str(error)) from error
+    except OSError as error:
+        raise click.ClickException(f"cannot write {output}: {error}") from error
+    click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
+               f"with {summary.model_id} -> {output}")
+    if summary.truncated:
+        click.echo(f"{summary.truncated} texts longer than the limit were cut before embedding")
+    for reason, count in summary.skipped.most_common():
+        click.echo(f"skipped {count}: {reason}")
+    for example in summary.examples[:5]:
+        click.echo(f"  e.g. {example}")
+
+
+@main.group("axes")
+def axes_group() -> None:
+    """Train and evaluate the warmth/competence axes of an embedding model."""
+
+
+@axes_group.command("train")
+@click.option("--recipe", type=click.Choice(["default", "reference"]), default="default", show_default=True,
+              help="'reference': basic templates, PLS + axis-rotated POLAR (Fraser et al. 2022); "
+                   "'default': the measured-best recipe of this package.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to save the axes (.npz); default: the user cache, where score finds them.")
+@model_options
+def axes_train_command(recipe: str, output: str | None, lang: str, model: str | None, device: str,
+                       batch_size: int) -> None:
+    """Train axes for a model on the whole seed lexicon and save them."""
+    from corpus_audit.scm.recipes import train_axes
+    from corpus_audit.scm.store import cached_axes_path
+
+    embedder = _load_embedder(model, lang, device, batch_size)
+    axes = train_axes(embedder, lang=lang, recipe=recipe)
+    target = output or cached_axes_path(embedder.model_id, lang, recipe)
+    axes.save(target)
+    click.echo(f"trained {recipe} axes for {embedder.model_id} on {axes.metadata_['n_training_sentences']} "
+               f"sentences -> {target}")
+
+
+@axes_group.command("evaluate")
+@click.option("--recipe", type=click.Choice(["default", "reference"]), default="default", show_default=True,
+              help="Recipe to evaluate; the reference recipe is always shown beside it.")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Cross-validation folds over held-out adjectives.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for folds and sampled pairs.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the results as JSON.")
+@model_options
+def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, lang: str,
+                          model: str | None, device: str, batch_size: int) -> None:
+    """Cross-validated functional accuracy of the axes for a model.
+
+    Adjectives are split into folds; each fold trains on the others and tests on sentences built from
+    its own adjectives only: basic ('these people are always X'), negation ('... are never X', label
+    flipped), two-adjective composition (quadrant must be right) and syntactic variants. Also reports
+    generalisation to real-group sentences with adjectives outside every training lexicon.
+    """
+    from corpus_audit.scm.evaluate import evaluate_model, format_report
+
+    embedder = _load_embedder(model, lang, device, batch_size)
+    report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed)
+    click.echo(format_report(report))
+    if json_path:
+        import json
+
+        from corpus_audit.atomic import write_text_atomic
+
+        write_text_atomic(json_path, json.dumps(report, indent=2))
+        click.echo(f"wrote {json_path}")
+
+
 @main.command("filter")
 @click.argument("corpus", nargs=-1)
 @click.option("--lang", type=click.Choice(["en", "es"]), required=True, help="Language of the corpus: picks the illness lexicon and the sentence splitter.")

@@ -1,0 +1,190 @@
+"""``SCMAxes``: a scikit-learn style estimator from sentence embeddings to (warmth, competence).
+
+Heads (the ``head`` parameter):
+
+- ``polar`` (the reference of Fraser et al. 2022, as used by the seed paper): PLS regression
+  (``n_components``, scaled) from embeddings to the 2-D targets; in the PLS latent space (each vector
+  L2-normalised) the normalised centroids of the four quadrant classes give d1 = warm_comp - cold_incomp
+  and d2 = warm_incomp - cold_comp; a vector's coordinates in the pseudo-inverse basis of [d1; d2],
+  rotated by 45 degrees, are (competence, warmth).
+- ``logistic``: one L2-regularised logistic regression per dimension, fitted on the sentences labelled
+  for that dimension; the score is 2 p(high) - 1, in [-1, 1].
+
+After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a data-only
+``.npz`` (no pickle) and reloads without scikit-learn objects.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from corpus_audit import __version__
+from corpus_audit.atomic import atomic_path
+
+HEADS = ("polar", "logistic")
+FORMAT_VERSION = 1
+
+
+class AxesMismatchError(ValueError):
+    """Axes applied to embeddings of another model or dimension."""
+
+
+class AxesFileError(ValueError):
+    """An axes file is unreadable, tampered with, or not an axes file."""
+
+
+def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+class SCMAxes(TransformerMixin, BaseEstimator):
+    """Project sentence embeddings onto the SCM warmth and competence axes.
+
+    Parameters
+    ----------
+    head : {"polar", "logistic"}
+        How embeddings map to the plane (see module docstring).
+    n_components : int
+        PLS components for the ``polar`` head.
+    C : float
+        Inverse regularisation strength for the ``logistic`` head.
+
+    Attributes
+    ----------
+    projection_ : dict[str, np.ndarray]
+        The fitted arrays; ``transform`` uses only these.
+    n_features_in_ : int
+        Embedding dimension seen in ``fit``.
+    metadata_ : dict
+        Free-form provenance (embedder id, lexicon/template hashes, recipe), saved with the arrays.
+    """
+
+    def __init__(self, head: str = "polar", n_components: int = 10, C: float = 1.0) -> None:
+        self.head = head
+        self.n_components = n_components
+        self.C = C
+
+    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> "SCMAxes":
+        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1}."""
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        if X.ndim != 2 or y.shape != (X.shape[0], 2):
+            raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
+        if self.head == "polar":
+            self.projection_ = self._fit_polar(X, y)
+        elif self.head == "logistic":
+            self.projection_ = self._fit_logistic(X, y)
+        else:
+            raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
+        self.n_features_in_ = X.shape[1]
+        self.metadata_ = dict(metadata or {})
+        return self
+
+    def _fit_polar(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        from sklearn.cross_decomposition import PLSRegression
+
+        pls = PLSRegression(n_components=self.n_components, scale=True).fit(X, y)
+        # PLS transform = ((X - mean) / std) @ rotations; keep the arrays, not the sklearn object.
+        x_std = np.where(pls._x_std == 0, 1.0, pls._x_std)
+        latent = _normalise_rows(((X - pls._x_mean) / x_std) @ pls.x_rotations_)
+        centroid = {}
+        for warmth in (-1, 1):
+            for competence in (-1, 1):
+                members = (y[:, 0] == warmth) & (y[:, 1] == competence)
+                if not members.any():
+                    raise ValueError("the polar head needs two-adjective sentences of all four quadrants")
+                centroid[warmth, competence] = _unit(latent[members].mean(axis=0))
+        d1 = _unit(centroid[1, 1] - centroid[-1, -1])  # warm & competent vs cold & incompetent
+        d2 = _unit(centroid[1, -1] - centroid[-1, 1])  # warm & incompetent vs cold & competent
+        basis = np.linalg.pinv(np.vstack([d1, d2]))  # (k, 2): latent -> (d1, d2) coordinates
+        # (d1, d2) rotated by 45 degrees: warmth = (c1 + c2) / sqrt 2, competence = (c1 - c2) / sqrt 2.
+        rotation = np.array([[1.0, 1.0], [1.0, -1.0]]) / np.sqrt(2.0)
+        return {"x_mean": pls._x_mean, "x_std": x_std, "rotations": pls.x_rotations_, "basis": basis @ rotation}
+
+    def _fit_logistic(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        from sklearn.linear_model import LogisticRegression
+
+        weights, biases = [], []
+        for axis in range(2):
+            labelled = y[:, axis] != 0
+            if len(np.unique(y[labelled, axis])) < 2:
+                raise ValueError("the logistic head needs high and low examples on both dimensions")
+            model = LogisticRegression(C=self.C, max_iter=2000).fit(X[labelled], y[labelled, axis] > 0)
+            weights.append(model.coef_[0])
+            biases.append(model.intercept_[0])
+        return {"weights": np.stack(weights, axis=1), "bias": np.asarray(biases)}
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
+        if not hasattr(self, "projection_"):
+            raise ValueError("SCMAxes is not fitted; call fit() or SCMAxes.load()")
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            raise AxesMismatchError(
+                f"these axes expect {self.n_features_in_}-dimensional embeddings "
+                f"(model {self.metadata_.get('embedder_id', 'unknown')}); got shape {X.shape}"
+            )
+        p = self.projection_
+        if self.head == "polar":
+            latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
+            return (latent @ p["basis"]).astype(np.float32)
+        logits = X @ p["weights"] + p["bias"]
+        return np.tanh(logits / 2.0).astype(np.float32)  # = 2 * sigmoid(logits) - 1
+
+    def check_embedder(self, embedder_id: str) -> None:
+        """Raise ``AxesMismatchError`` unless these axes were trained on ``embedder_id``."""
+        trained_on = self.metadata_.get("embedder_id")
+        if trained_on != embedder_id:
+            raise AxesMismatchError(
+                f"these axes were trained on embeddings of {trained_on!r}, not {embedder_id!r}; "
+                "train axes for this model with `corpus-audit axes train --model ...`"
+            )
+
+    # ---- persistence: a data-only npz (arrays + one JSON string), loaded with allow_pickle=False ----
+
+    def save(self, path: str | Path) -> None:
+        if not hasattr(self, "projection_"):
+            raise ValueError("cannot save unfitted SCMAxes")
+        header = {
+            "format": "corpus-audit-scm-axes",
+            "format_version": FORMAT_VERSION,
+            "package_version": __version__,
+            "params": self.get_params(),
+            "n_features_in": int(self.n_features_in_),
+            "arrays": sorted(self.projection_),
+            "metadata": self.metadata_,
+        }
+        arrays = {f"projection__{name}": np.asarray(value) for name, value in self.projection_.items()}
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as handle:
+                np.savez(handle, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SCMAxes":
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                header = json.loads(str(data["header"]))
+                arrays = {name: data[f"projection__{name}"] for name in header["arrays"]}
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as error:
+            raise AxesFileError(f"{path}: not a readable corpus-audit axes file ({error})") from None
+        if header.get("format") != "corpus-audit-scm-axes" or header.get("format_version") != FORMAT_VERSION:
+            raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}")
+        axes = cls(**header["params"])
+        if axes.head not in HEADS:
+            raise AxesFileError(f"{path}: unknown head {axes.head!r}")
+        axes.projection_ = {name: np.asarray(value, dtype=np.float64) for name, value in arrays.items()}
+        axes.n_features_in_ = int(header["n_features_in"])
+        axes.metadata_ = header["metadata"]
+        return axes

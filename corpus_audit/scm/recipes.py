@@ -1,0 +1,104 @@
+"""Training recipes: which templates fill the seed lexicon, and which head maps embeddings to the plane."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from corpus_audit import __version__
+from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.lexicon import SeedAdjective, load_seed_lexicon, seed_lexicon_path
+from corpus_audit.resources import data_file, sha256_file
+from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    templates: str  # template file name in templates/<lang>/
+    head: str
+    n_components: int = 10
+    C: float = 1.0
+    pairs_per_template: int = 150
+    extra_lexicon: str | None = None  # training-only adjectives (lexicons/<lang>/<file>), never test items
+
+    def make_axes(self) -> SCMAxes:
+        return SCMAxes(head=self.head, n_components=self.n_components, C=self.C)
+
+
+RECIPES = {
+    # Fraser et al. (2022) as used by the seed paper: basic templates, PLS + axis-rotated POLAR.
+    "reference": Recipe("reference", templates="reference", head="polar", n_components=10, pairs_per_template=400),
+    "default": Recipe("default", templates="training", head="logistic", C=1.0, pairs_per_template=150,
+                      extra_lexicon="scm_extended.csv"),
+}
+DEFAULT_RECIPE = "default"
+
+
+def get_recipe(name: str) -> Recipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise ValueError(f"unknown recipe {name!r}; choose one of {sorted(RECIPES)}") from None
+
+
+def training_adjectives(recipe: Recipe, lang: str, adjectives: list[SeedAdjective],
+                        exclude: frozenset[str] = frozenset()) -> list[SeedAdjective]:
+    """The seed adjectives plus the recipe's extra lexicon, minus ``exclude`` (held-out test words)."""
+    if recipe.extra_lexicon is None:
+        return list(adjectives)
+    known = {a.word for a in adjectives} | exclude
+    extra = load_seed_lexicon(data_file("lexicons", lang, recipe.extra_lexicon))
+    return list(adjectives) + [a for a in extra if a.word not in known]
+
+
+def training_sentences(recipe: Recipe, lang: str, adjectives: list[SeedAdjective], seed: int = 0,
+                       exclude: frozenset[str] = frozenset()) -> LabelledSentences:
+    return realise(load_template_set(lang, recipe.templates), training_adjectives(recipe, lang, adjectives, exclude),
+                   pairs_per_template=recipe.pairs_per_template, seed=seed)
+
+
+class EmbeddingCache:
+    """Embeds each distinct sentence once across repeated calls (cross-validation folds reuse sentences)."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self._vectors: dict[str, np.ndarray] = {}
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.embedder.dimension
+
+    def encode(self, sentences: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(s for s in sentences if s not in self._vectors))
+        if missing:
+            for sentence, vector in zip(missing, self.embedder.encode(missing)):
+                self._vectors[sentence] = vector
+        return np.stack([self._vectors[s] for s in sentences]) if sentences else np.empty((0, 0), np.float32)
+
+
+def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,
+               seed: int = 0) -> SCMAxes:
+    """Train axes for ``embedder`` on the whole seed lexicon, with provenance metadata."""
+    chosen = get_recipe(recipe)
+    lexicon_path = lexicon or seed_lexicon_path(lang)
+    adjectives = load_seed_lexicon(lexicon_path)
+    data = training_sentences(chosen, lang, adjectives, seed=seed)
+    template_set = load_template_set(lang, chosen.templates)
+    metadata = {
+        "embedder_id": embedder.model_id,
+        "dimension": embedder.dimension,
+        "lang": lang,
+        "recipe": asdict(chosen),
+        "lexicon_sha256": sha256_file(lexicon_path),
+        "templates_sha256": template_set.sha256,
+        "n_training_sentences": len(data),
+        "seed": seed,
+        "package_version": __version__,
+    }
+    return chosen.make_axes().fit(embedder.encode(data.sentences), data.targets, metadata=metadata)

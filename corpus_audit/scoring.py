@@ -1,0 +1,148 @@
+"""Score a table of sentences: every input row comes back with ``warmth`` and ``competence`` added.
+
+Input: ``.txt`` (one sentence per line), ``.csv``/``.tsv``, ``.jsonl``/``.json`` or ``.parquet``, optionally
+compressed (the corpus readers do the parsing and count bad records). Output: ``.csv`` or ``.parquet``,
+written atomically. Identical sentences are embedded once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus_audit.readers import CorpusError, ReaderOptions, ReadStats, read_file, split_format
+from corpus_audit.atomic import atomic_path
+
+OUTPUT_FORMATS = (".csv", ".parquet")
+#: Longer texts are cut before embedding; the default model reads at most 256 word pieces anyway.
+MAX_TEXT_CHARS = 5000
+SCORE_COLUMNS = ("warmth", "competence")
+
+
+class ScoreError(Exception):
+    """A user error in a score request (bad path, empty input, missing column); the message says which."""
+
+
+@dataclass
+class ScoreSummary:
+    rows: int = 0
+    scored: int = 0
+    distinct_texts: int = 0
+    truncated: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+    model_id: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "scored": self.scored, "distinct_texts": self.distinct_texts,
+                "truncated": self.truncated, "skipped_by_reason": dict(self.skipped),
+                "skipped_examples": self.examples, "model_id": self.model_id, "seconds": self.seconds}
+
+
+def check_output_path(output: str | Path) -> Path:
+    output = Path(output)
+    if output.suffix.lower() not in OUTPUT_FORMATS:
+        raise ScoreError(f"{output}: the output must end in .csv or .parquet")
+    if output.is_dir():
+        raise ScoreError(f"{output} is a folder; give a file name ending in .csv or .parquet")
+    return output
+
+
+def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) -> list[dict[str, Any]]:
+    """Records of ``path`` as dicts holding every input column; bad records are counted in ``summary``."""
+    fmt, _ = split_format(path)
+    stats = ReadStats()
+    options = ReaderOptions(text_field=text_column, line_docs=True, strict=strict)
+    try:
+        if fmt == "txt":
+            rows = [{"line": doc.line, text_column: doc.text} for doc in read_file(path, options, stats)]
+        else:
+            rows = [{text_column: doc.text, **doc.meta} for doc in read_file(path, options, stats)]
+    except CorpusError as error:
+        raise ScoreError(str(error)) from None
+    summary.skipped.update(stats.skipped)
+    summary.examples.extend(stats.examples)
+    if not rows:
+        if stats.skipped.get("empty file"):
+            raise ScoreError(f"{path} is empty: nothing to score")
+        if any(reason.startswith("missing text field") for reason in stats.skipped):
+            raise ScoreError(f"{path}: no record has a text column {text_column!r}; choose it with --text-column")
+        raise ScoreError(f"{path}: no readable record ({dict(stats.skipped)})")
+    return rows
+
+
+def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None = None) -> np.ndarray:
+    """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once."""
+    summary = summary if summary is not None else ScoreSummary()
+    prepared = []
+    for text in texts:
+        text = text.strip()
+        if len(text) > MAX_TEXT_CHARS:
+            summary.truncated += 1
+            text = text[:MAX_TEXT_CHARS]
+        prepared.append(text)
+    distinct = list(dict.fromkeys(t for t in prepared if t))
+    summary.distinct_texts = len(distinct)
+    scores = np.full((len(texts), 2), np.nan, dtype=np.float32)
+    if distinct:
+        points = axes.transform(embedder.encode(distinct))
+        index = {text: row for row, text in enumerate(distinct)}
+        for position, text in enumerate(prepared):
+            if text:
+                scores[position] = points[index[text]]
+    blank = sum(1 for t in prepared if not t)
+    if blank:
+        summary.skipped["blank text"] += blank
+    summary.scored = len(texts) - blank
+    return scores
+
+
+def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame.from_records(rows)
+    for column, values in zip(SCORE_COLUMNS, scores.T):
+        frame[column] = values
+    with atomic_path(output) as tmp:
+        if output.suffix.lower() == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+
+
+def score_file(
+    input_path: str,
+    output: str | Path,
+    load_model: Callable[[], tuple[Any, Any]],
+    text_column: str = "text",
+    strict: bool = False,
+) -> ScoreSummary:
+    """Read ``input_path``, score every row, write ``output``.
+
+    ``load_model`` returns (embedder, axes); it is called only once the input is known to hold rows, so a
+    bad input fails before the model is loaded.
+    """
+    output = check_output_path(output)
+    summary = ScoreSummary()
+    started = time.perf_counter()
+    rows = read_rows(input_path, text_column, strict, summary)
+    summary.rows = len(rows)
+    summary.seconds["read"] = time.perf_counter() - started
+    started = time.perf_counter()
+    embedder, axes = load_model()
+    summary.model_id = embedder.model_id
+    summary.seconds["load_model"] = time.perf_counter() - started
+    started = time.perf_counter()
+    scores = score_texts([str(row[text_column]) for row in rows], embedder, axes, summary)
+    summary.seconds["embed_and_project"] = time.perf_counter() - started
+    started = time.perf_counter()
+    write_table(rows, scores, output)
+    summary.seconds["write"] = time.perf_counter() - started
+    return summary
