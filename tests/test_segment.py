@@ -39,3 +39,29 @@ def test_very_long_document_is_segmented(english: Segmenter) -> None:
 def test_missing_model_is_a_clear_error() -> None:
     with pytest.raises(SegmenterError, match="not installed"):
         Segmenter("en", model="no_such_spacy_model_xyz")
+
+
+def _spacy_only(segmenter: Segmenter, text: str) -> list[str]:
+    """Sentences as spaCy alone splits them (no one-sentence shortcut)."""
+    docs = segmenter.nlp.pipe(chunks(text, segmenter.chunk_chars))
+    return [s.text.strip() for doc in docs for s in doc.sents if s.text.strip()]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_one_sentence_shortcut_matches_spacy(lang: str) -> None:
+    import gzip
+    import json
+    from pathlib import Path
+
+    segmenter = Segmenter(lang)
+    tricky = ["Hi!!!", "...", "?", "Wait... what", "U.S. troops", "etc.", "end.)", "(yes.) no", "e.g. this.", "a.m.",
+              "No punctuation at all", "3.5 mg", "Really?!", "Dr. Smith.", "¿Qué?", "«Sí.»", "I have ADD.", "x ! y"]
+    assert list(segmenter.sentences("\n".join(tricky))) == _spacy_only(segmenter, "\n".join(tricky))
+    data = Path(__file__).parent / "data"
+    samples = {"en": ["corpus_reddit_sample_en.jsonl.gz", "corpus_codiesp_sample_en.jsonl.gz"],
+               "es": ["corpus_codiesp_sample_es.jsonl.gz"]}[lang]
+    for name in samples:
+        with gzip.open(data / name, "rt", encoding="utf-8") as handle:
+            texts = [json.loads(line)["text"] for line, _ in zip(handle, range(150))]
+        for text in texts:
+            assert list(segmenter.sentences(text)) == _spacy_only(segmenter, text)
