@@ -174,13 +174,15 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(str(data["header"]))
+                if header.get("format") != "corpus-audit-scm-axes" or header.get("format_version") != FORMAT_VERSION:
+                    raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}")
                 arrays = {name: data[f"projection__{name}"] for name in header["arrays"]}
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, KeyError, TypeError, json.JSONDecodeError) as error:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
+            if isinstance(error, AxesFileError):
+                raise
             raise AxesFileError(f"{path}: not a readable corpus-audit axes file ({error})") from None
-        if header.get("format") != "corpus-audit-scm-axes" or header.get("format_version") != FORMAT_VERSION:
-            raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}")
         axes = cls(**header["params"])
         if axes.head not in HEADS:
             raise AxesFileError(f"{path}: unknown head {axes.head!r}")

@@ -1,0 +1,43 @@
+"""Shared fixtures: a tiny sentence-transformers model built on the fly, and an isolated cache."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def tiny_st_model(tmp_path_factory) -> str:
+    """A randomly initialised 2-layer BERT with mean pooling, saved as a sentence-transformers folder."""
+    import torch
+    from sentence_transformers import SentenceTransformer, models
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    folder = tmp_path_factory.mktemp("tiny-st")
+    words = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "these", "people", "are", "always", "never", "not",
+             "they", "and", "kind", "cruel", "smart", "stupid", "warm", "cold", "."]
+    (folder / "vocab.txt").write_text("\n".join(words) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(folder / "vocab.txt"), do_lower_case=True)
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=len(words), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    transformer_dir = folder / "bert"
+    BertModel(config).save_pretrained(transformer_dir)
+    tokenizer.save_pretrained(transformer_dir)
+    word_embedding = models.Transformer(str(transformer_dir), max_seq_length=64)
+    pooling = models.Pooling(word_embedding.get_word_embedding_dimension(), pooling_mode="mean")
+    model_dir = folder / "model"
+    SentenceTransformer(modules=[word_embedding, pooling], device="cpu").save(str(model_dir))
+    return str(model_dir)
+
+
+@pytest.fixture()
+def isolated_cache(tmp_path, monkeypatch):
+    """Trained-on-demand axes go to a temporary cache, not the user's."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cache

@@ -1,0 +1,103 @@
+"""Seed lexicon, templates and their realisation into labelled sentences; CV folds and accuracy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from corpus_audit.scm.evaluate import accuracy_by_test, adjective_folds, correct_predictions
+from corpus_audit.scm.lexicon import LexiconError, SeedAdjective, load_seed_lexicon
+from corpus_audit.scm.recipes import RECIPES, training_adjectives, training_sentences
+from corpus_audit.scm.templates import (Template, TemplateError, TemplateSet, load_template_set, read_templates,
+                                        realise)
+
+
+def test_bundled_seed_lexicon_has_the_235_adjectives():
+    lexicon = load_seed_lexicon("en")
+    assert len(lexicon) == 235
+    counts = {(d, p): sum(1 for a in lexicon if (a.dimension, a.polarity) == (d, p))
+              for d in ("warmth", "competence") for p in (1, -1)}
+    assert counts == {("warmth", 1): 63, ("warmth", -1): 68, ("competence", 1): 53, ("competence", -1): 51}
+
+
+def test_training_only_and_generalisation_lexicons_never_overlap_the_seed():
+    seed = {a.word for a in load_seed_lexicon("en")}
+    from corpus_audit.resources import data_file
+
+    extended = {a.word for a in load_seed_lexicon(data_file("lexicons", "en", "scm_extended.csv"))}
+    held_out = {a.word for a in load_seed_lexicon(data_file("lexicons", "en", "scm_generalisation.csv"))}
+    assert not extended & seed and not held_out & seed and not held_out & extended
+
+
+def test_lexicon_errors_name_file_and_line(tmp_path):
+    bad = tmp_path / "lex.csv"
+    bad.write_text("word,dimension,polarity\nkind,warmth,high\nodd,niceness,high\n")
+    with pytest.raises(LexiconError, match=r"lex.csv, line 3: dimension 'niceness'"):
+        load_seed_lexicon(bad)
+    bad.write_text("word,dimension\nkind,warmth\n")
+    with pytest.raises(LexiconError, match="missing column"):
+        load_seed_lexicon(bad)
+
+
+def test_template_errors_name_file_and_line(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("template,negate\nThey are {a}.,\nThey are {adjective}.,\n")
+    with pytest.raises(TemplateError, match=r"t.csv, line 3"):
+        read_templates(path)
+    path.write_text("template,negate\nThey are {a}.,b\n")
+    with pytest.raises(TemplateError, match="negate"):
+        read_templates(path)
+
+
+def test_realise_labels_single_negated_and_pair_sentences():
+    kind = SeedAdjective("kind", "warmth", 1)
+    lazy = SeedAdjective("lazy", "competence", -1)
+    templates = TemplateSet(
+        [Template("{subject} are {a}."), Template("{subject} are never {a}.", frozenset("a")),
+         Template("{subject} are {a} but not {b}.", frozenset("b"))],
+        ["they"],
+    )
+    data = realise(templates, [kind, lazy], pairs_per_template=5, seed=1)
+    by_sentence = dict(zip(data.sentences, map(tuple, data.targets)))
+    assert by_sentence["They are kind."] == (1, 0)
+    assert by_sentence["They are lazy."] == (0, -1)
+    assert by_sentence["They are never kind."] == (-1, 0)  # negation flips the label
+    assert by_sentence["They are never lazy."] == (0, 1)
+    pair = [s for s in data.sentences if "but not" in s]
+    assert len(pair) == 1  # only one (warmth, competence) pair exists
+    expected = (1, 1) if pair[0] == "They are kind but not lazy." else (-1, -1)  # "lazy but not kind"
+    assert by_sentence[pair[0]] == expected
+
+
+def test_folds_partition_and_hold_out_adjectives():
+    lexicon = load_seed_lexicon("en")
+    folds = adjective_folds(lexicon, 5, seed=3)
+    words = [a.word for fold in folds for a in fold]
+    assert sorted(words) == sorted(a.word for a in lexicon)
+    assert max(map(len, folds)) - min(map(len, folds)) <= 1
+    recipe = RECIPES["default"]
+    held_out = {a.word for a in folds[0]}
+    train = training_sentences(recipe, "en", [a for a in lexicon if a.word not in held_out], exclude=frozenset(held_out))
+    used = {word for words in train.words for word in words}
+    assert not used & held_out
+    assert len(training_adjectives(recipe, "en", lexicon)) > len(lexicon)  # the extended lexicon is added
+
+
+def test_accuracy_rules_hand_computed():
+    targets = np.array([(1, 0), (0, -1), (1, -1), (-1, 1)], dtype=float)
+    scores = np.array([(0.2, -0.9), (0.5, -0.1), (0.3, 0.4), (-0.1, 0.2)])
+    np.testing.assert_array_equal(correct_predictions(scores, targets), [True, True, False, True])
+
+    class Data:
+        pass
+
+    data = Data()
+    data.targets, data.test = targets, ["basic", "basic", "composition", "composition"]
+    assert accuracy_by_test(scores, data) == {"basic": 100.0, "composition": 50.0}
+
+
+def test_every_bundled_template_file_loads():
+    for name in ("training", "reference", "evaluation", "generalisation"):
+        assert load_template_set("en", name).templates
+    evaluation = load_template_set("en", "evaluation")
+    assert {t.test for t in evaluation.templates} == {"basic", "negation", "composition", "syntax"}

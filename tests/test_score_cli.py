@@ -1,0 +1,131 @@
+"""`corpus-audit score` and `axes` commands through click's CliRunner, with a tiny model built in the test."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from corpus_audit.cli import main
+from corpus_audit.scm.axes import SCMAxes
+
+
+@pytest.fixture(scope="module")
+def tiny_axes(tiny_st_model, tmp_path_factory) -> str:
+    """Axes for the tiny model, trained once through the CLI (reference recipe: small and fast)."""
+    path = tmp_path_factory.mktemp("axes") / "tiny.npz"
+    result = CliRunner().invoke(main, ["axes", "train", "--model", tiny_st_model, "--recipe", "reference",
+                                       "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    return str(path)
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def test_axes_train_records_provenance(tiny_axes, tiny_st_model):
+    axes = SCMAxes.load(tiny_axes)
+    meta = axes.metadata_
+    assert meta["embedder_id"].startswith(f"sentence-transformers:{tiny_st_model}@")
+    assert meta["dimension"] == 32 and axes.n_features_in_ == 32
+    assert meta["recipe"]["name"] == "reference" and len(meta["lexicon_sha256"]) == 64
+    assert len(meta["templates_sha256"]) == 64 and meta["n_training_sentences"] > 235
+
+
+def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_model, tiny_axes):
+    source = tmp_path / "in.csv"
+    pd.DataFrame({"id": [1, 2, 3, 4], "sentence": ["They are kind.", "They are cruel.", "They are kind.", "x"],
+                  "extra": ["a", "b", "c", "d"]}).to_csv(source, index=False)
+    out = tmp_path / "out.parquet"
+    result = run("score", str(source), "-o", str(out), "--text-column", "sentence", "--model", tiny_st_model,
+                 "--axes", tiny_axes)
+    assert result.exit_code == 0, result.output
+    assert "scored 4 of 4 rows (3 distinct texts)" in result.output
+    frame = pd.read_parquet(out)
+    assert list(frame.columns) == ["sentence", "id", "extra", "warmth", "competence"]
+    assert frame["extra"].tolist() == ["a", "b", "c", "d"]
+    np.testing.assert_allclose(frame.loc[0, ["warmth", "competence"]], frame.loc[2, ["warmth", "competence"]])
+    assert frame[["warmth", "competence"]].abs().le(1).all().all()
+
+
+def test_score_jsonl_and_txt_inputs(tmp_path, tiny_st_model, tiny_axes):
+    jsonl = tmp_path / "in.jsonl.gz"
+    with gzip.open(jsonl, "wt") as handle:
+        handle.write(json.dumps({"text": "They are smart.", "doc": 7}) + "\n{not json\n")
+        handle.write(json.dumps({"text": "They are stupid.", "doc": 8}) + "\n")
+    out = tmp_path / "out.csv"
+    result = run("score", str(jsonl), "-o", str(out), "--model", tiny_st_model, "--axes", tiny_axes)
+    assert result.exit_code == 0, result.output
+    assert "skipped 1: malformed JSON" in result.output
+    assert pd.read_csv(out)["doc"].tolist() == [7, 8]
+
+    txt = tmp_path / "in.txt"
+    txt.write_bytes(b"They are warm.\n\nThey are cold.\n\xff\xfe broken bytes\n" + b"kind " * 20000 + b"\n")
+    result = run("score", str(txt), "-o", str(out), "--model", tiny_st_model, "--axes", tiny_axes)
+    assert result.exit_code == 0, result.output
+    assert "skipped 1: invalid UTF-8" in result.output and "in.txt:4" in result.output
+    assert "1 texts longer than the limit were cut" in result.output
+    frame = pd.read_csv(out)
+    assert frame["line"].tolist() == [1, 3, 5] and frame["warmth"].notna().all()
+
+
+@pytest.mark.parametrize(
+    "content, args, message",
+    [
+        (b"", [], "is empty"),
+        (b"id,sentence\n1,They are kind.\n", [], "no record has a text column 'text'"),
+    ],
+)
+def test_user_errors_are_messages_not_tracebacks(tmp_path, tiny_st_model, tiny_axes, content, args, message):
+    source = tmp_path / "in.csv"
+    source.write_bytes(content)
+    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", tiny_st_model, "--axes",
+                 tiny_axes, *args)
+    assert result.exit_code == 1
+    assert message in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_bad_output_extension_fails_before_any_work(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("They are kind.\n")
+    result = run("score", str(source), "-o", str(tmp_path / "out.xlsx"), "--model", "/nonexistent/model")
+    assert result.exit_code == 1 and "must end in .csv or .parquet" in result.output
+
+
+def test_axes_from_another_model_are_refused(tmp_path, tiny_st_model, tiny_axes):
+    other = tmp_path / "other.npz"
+    axes = SCMAxes.load(tiny_axes)
+    axes.metadata_ = {**axes.metadata_, "embedder_id": "sentence-transformers:someone-else@000000000000"}
+    axes.save(other)
+    source = tmp_path / "in.txt"
+    source.write_text("They are kind.\n")
+    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", tiny_st_model, "--axes", str(other))
+    assert result.exit_code == 1 and "were trained on embeddings of" in result.output
+
+
+def test_missing_axes_are_trained_once_and_cached(tmp_path, tiny_st_model, isolated_cache):
+    source = tmp_path / "in.txt"
+    source.write_text("They are kind.\n")
+    first = run("score", str(source), "-o", str(tmp_path / "a.csv"), "--model", tiny_st_model)
+    assert first.exit_code == 0, first.output
+    assert "training them now" in first.output
+    cached = list((isolated_cache / "corpus-audit" / "axes").glob("*.npz"))
+    assert len(cached) == 1
+    second = run("score", str(source), "-o", str(tmp_path / "b.csv"), "--model", tiny_st_model)
+    assert second.exit_code == 0 and "training them now" not in second.output
+    assert pd.read_csv(tmp_path / "a.csv").equals(pd.read_csv(tmp_path / "b.csv"))
+
+
+def test_unknown_model_and_device_are_clear_errors(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("They are kind.\n")
+    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", str(tmp_path / "no-such-model"))
+    assert result.exit_code == 1 and "cannot load sentence-transformers model" in result.output
+    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "use", "--device", "cuda")
+    assert result.exit_code == 1 and ("CPU only" in result.output or "no CUDA device" in result.output)
