@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -62,6 +63,9 @@ class Embedder(ABC):
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
         """Embed ``texts`` -> float32 array (len(texts), dimension), rows L2-normalised.
 
+        ``show_progress``: True/False forces the progress bar (stderr) on or off; None shows it for long
+        inputs when stderr is a terminal.
+
         Texts are processed in order of length so that each batch pads little; rows come back in input
         order.
         """
@@ -70,10 +74,10 @@ class Embedder(ABC):
         if not texts:
             return out
         order = np.argsort([len(text) for text in texts], kind="stable")
-        if show_progress is None:
-            show_progress = len(texts) >= PROGRESS_MIN_TEXTS
-        with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=not show_progress,
-                  leave=False) as bar:
+        # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
+        disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
+        with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,
+                  file=sys.stderr) as bar:
             for start in range(0, len(texts), self.batch_size):
                 rows = order[start:start + self.batch_size]
                 vectors = np.asarray(self._encode_batch([texts[i] for i in rows]), dtype=np.float32)

@@ -351,8 +351,12 @@ def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterato
     if opts.line_docs:
         for number, raw in _lines(handle, stats, _skipper(stats, path, opts.strict)):
             text = _decode(raw, path, number, stats, opts.strict)
-            if text is not None and text.strip():
+            if text is None:
+                continue
+            if text.strip():
                 yield Document(f"{path}:{number}", text.rstrip("\r\n"), {}, path, number)
+            else:  # counted so that line numbers add up, but never an error, not even in strict mode
+                stats.skipped["blank line"] += 1
         return
     # A .txt file is one document, read whole (use --line-docs for huge one-record-per-line files).
     try:

@@ -26,7 +26,7 @@ def synthetic(n_per_class: int = 40, dim: int = 8, seed: int = 0) -> tuple[np.nd
     return np.vstack(X), np.vstack(y).astype(float)
 
 
-@pytest.mark.parametrize("head", ["polar", "logistic"])
+@pytest.mark.parametrize("head", ["polar", "logistic", "mlp"])
 def test_points_land_in_their_quadrant(head):
     X, y = synthetic()
     axes = SCMAxes(head=head, n_components=2).fit(X, y)
@@ -61,6 +61,17 @@ def test_logistic_scores_are_two_p_minus_one():
     np.testing.assert_allclose(scores[:, 0], 2 * reference.predict_proba(X)[:, 1] - 1, atol=1e-5)
 
 
+def test_mlp_forward_pass_matches_scikit_learn():
+    X, y = synthetic()
+    axes = SCMAxes(head="mlp", hidden_units=16, alpha=1e-2).fit(X, y)
+    from sklearn.neural_network import MLPClassifier
+
+    labelled = y[:, 1] != 0
+    reference = MLPClassifier(hidden_layer_sizes=(16,), alpha=1e-2, max_iter=300, early_stopping=True,
+                              random_state=0).fit(X[labelled], y[labelled, 1] > 0)
+    np.testing.assert_allclose(axes.transform(X)[:, 1], 2 * reference.predict_proba(X)[:, 1] - 1, atol=1e-5)
+
+
 def test_polar_needs_all_four_quadrants():
     X, y = synthetic()
     keep = ~((y[:, 0] == 1) & (y[:, 1] == 1))
@@ -78,7 +89,7 @@ def test_unknown_head_and_bad_shapes():
         SCMAxes().transform(X)
 
 
-@pytest.mark.parametrize("head", ["polar", "logistic"])
+@pytest.mark.parametrize("head", ["polar", "logistic", "mlp"])
 def test_save_load_round_trip(tmp_path, head):
     X, y = synthetic()
     axes = SCMAxes(head=head, n_components=3).fit(X, y, metadata={"embedder_id": "toy:model@abc", "lang": "en"})

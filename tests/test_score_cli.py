@@ -71,6 +71,7 @@ def test_score_jsonl_and_txt_inputs(tmp_path, tiny_st_model, tiny_axes):
     assert "skipped 1: invalid UTF-8" in result.output and "in.txt:4" in result.output
     assert "1 texts longer than the limit were cut" in result.output
     frame = pd.read_csv(out)
+    assert "skipped 1: blank line" in result.output
     assert frame["line"].tolist() == [1, 3, 5] and frame["warmth"].notna().all()
 
 

@@ -9,6 +9,8 @@ Heads (the ``head`` parameter):
   rotated by 45 degrees, are (competence, warmth).
 - ``logistic``: one L2-regularised logistic regression per dimension, fitted on the sentences labelled
   for that dimension; the score is 2 p(high) - 1, in [-1, 1].
+- ``mlp``: the same with a one-hidden-layer network (ReLU, ``hidden_units``, L2 penalty ``alpha``) per
+  dimension, which can learn interactions such as negation x adjective that a linear head cannot.
 
 After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a data-only
 ``.npz`` (no pickle) and reloads without scikit-learn objects.
@@ -26,7 +28,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from corpus_audit import __version__
 from corpus_audit.atomic import atomic_path
 
-HEADS = ("polar", "logistic")
+HEADS = ("polar", "logistic", "mlp")
 FORMAT_VERSION = 1
 
 
@@ -51,12 +53,16 @@ class SCMAxes(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    head : {"polar", "logistic"}
+    head : {"polar", "logistic", "mlp"}
         How embeddings map to the plane (see module docstring).
     n_components : int
         PLS components for the ``polar`` head.
     C : float
         Inverse regularisation strength for the ``logistic`` head.
+    hidden_units, alpha : int, float
+        Hidden layer width and L2 penalty of the ``mlp`` head.
+    random_state : int
+        Seed of the ``mlp`` head's initialisation.
 
     Attributes
     ----------
@@ -68,10 +74,14 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         Free-form provenance (embedder id, lexicon/template hashes, recipe), saved with the arrays.
     """
 
-    def __init__(self, head: str = "polar", n_components: int = 10, C: float = 1.0) -> None:
+    def __init__(self, head: str = "polar", n_components: int = 10, C: float = 1.0, hidden_units: int = 256,
+                 alpha: float = 1e-3, random_state: int = 0) -> None:
         self.head = head
         self.n_components = n_components
         self.C = C
+        self.hidden_units = hidden_units
+        self.alpha = alpha
+        self.random_state = random_state
 
     def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> "SCMAxes":
         """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1}."""
@@ -81,8 +91,8 @@ class SCMAxes(TransformerMixin, BaseEstimator):
             raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
         if self.head == "polar":
             self.projection_ = self._fit_polar(X, y)
-        elif self.head == "logistic":
-            self.projection_ = self._fit_logistic(X, y)
+        elif self.head in ("logistic", "mlp"):
+            self.projection_ = self._fit_classifiers(X, y)
         else:
             raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
         self.n_features_in_ = X.shape[1]
@@ -110,18 +120,28 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         rotation = np.array([[1.0, 1.0], [1.0, -1.0]]) / np.sqrt(2.0)
         return {"x_mean": pls._x_mean, "x_std": x_std, "rotations": pls.x_rotations_, "basis": basis @ rotation}
 
-    def _fit_logistic(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    def _fit_classifiers(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+        """One binary classifier per dimension, on the sentences labelled for it; keep only its arrays."""
         from sklearn.linear_model import LogisticRegression
+        from sklearn.neural_network import MLPClassifier
 
-        weights, biases = [], []
+        arrays: dict[str, list[np.ndarray]] = {}
         for axis in range(2):
             labelled = y[:, axis] != 0
             if len(np.unique(y[labelled, axis])) < 2:
-                raise ValueError("the logistic head needs high and low examples on both dimensions")
-            model = LogisticRegression(C=self.C, max_iter=2000).fit(X[labelled], y[labelled, axis] > 0)
-            weights.append(model.coef_[0])
-            biases.append(model.intercept_[0])
-        return {"weights": np.stack(weights, axis=1), "bias": np.asarray(biases)}
+                raise ValueError(f"the {self.head} head needs high and low examples on both dimensions")
+            if self.head == "logistic":
+                model = LogisticRegression(C=self.C, max_iter=2000).fit(X[labelled], y[labelled, axis] > 0)
+                layers = {"weights": model.coef_[0], "bias": model.intercept_}
+            else:
+                model = MLPClassifier(hidden_layer_sizes=(self.hidden_units,), alpha=self.alpha, max_iter=300,
+                                      early_stopping=True, random_state=self.random_state)
+                model.fit(X[labelled], y[labelled, axis] > 0)
+                layers = {"hidden_weights": model.coefs_[0], "hidden_bias": model.intercepts_[0],
+                          "weights": model.coefs_[1][:, 0], "bias": model.intercepts_[1]}
+            for name, value in layers.items():
+                arrays.setdefault(name, []).append(value)
+        return {name: np.stack(values, axis=-1) for name, values in arrays.items()}
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
@@ -137,7 +157,11 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         if self.head == "polar":
             latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
             return (latent @ p["basis"]).astype(np.float32)
-        logits = X @ p["weights"] + p["bias"]
+        if self.head == "mlp":  # hidden_weights (d, h, 2): one hidden layer per dimension
+            hidden = np.maximum(np.einsum("nd,dha->nha", X, p["hidden_weights"]) + p["hidden_bias"], 0.0)
+            logits = np.einsum("nha,ha->na", hidden, p["weights"]) + p["bias"][0]
+        else:
+            logits = X @ p["weights"] + p["bias"][0]
         return np.tanh(logits / 2.0).astype(np.float32)  # = 2 * sigmoid(logits) - 1
 
     def check_embedder(self, embedder_id: str) -> None:

@@ -1,0 +1,3 @@
+from corpus_audit.cli import main
+
+main()
