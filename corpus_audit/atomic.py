@@ -22,9 +22,17 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     tmp_path = Path(tmp_name)
     try:
         yield tmp_path
+        # mkstemp creates the file private (0600); give it the permissions a plain open() would.
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, target)
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text_atomic(target: str | os.PathLike, text: str) -> None:

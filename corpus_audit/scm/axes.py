@@ -11,6 +11,8 @@ Heads (the ``head`` parameter):
   for that dimension; the score is 2 p(high) - 1, in [-1, 1].
 - ``mlp``: the same with a one-hidden-layer network (ReLU, ``hidden_units``, L2 penalty ``alpha``) per
   dimension, which can learn interactions such as negation x adjective that a linear head cannot.
+- ``mlp+logistic``: the mean of the two scores: the network's grasp of negation, the linear model's
+  smoother scale.
 
 After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a data-only
 ``.npz`` (no pickle) and reloads without scikit-learn objects.
@@ -28,7 +30,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from corpus_audit import __version__
 from corpus_audit.atomic import atomic_path
 
-HEADS = ("polar", "logistic", "mlp")
+HEADS = ("polar", "logistic", "mlp", "mlp+logistic")
+_CLASSIFIER_KINDS = {"logistic": ("logistic",), "mlp": ("mlp",), "mlp+logistic": ("mlp", "logistic")}
 FORMAT_VERSION = 1
 
 
@@ -53,7 +56,7 @@ class SCMAxes(TransformerMixin, BaseEstimator):
 
     Parameters
     ----------
-    head : {"polar", "logistic", "mlp"}
+    head : {"polar", "logistic", "mlp", "mlp+logistic"}
         How embeddings map to the plane (see module docstring).
     n_components : int
         PLS components for the ``polar`` head.
@@ -91,8 +94,9 @@ class SCMAxes(TransformerMixin, BaseEstimator):
             raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
         if self.head == "polar":
             self.projection_ = self._fit_polar(X, y)
-        elif self.head in ("logistic", "mlp"):
-            self.projection_ = self._fit_classifiers(X, y)
+        elif self.head in _CLASSIFIER_KINDS:
+            self.projection_ = {f"{kind}__{name}": value for kind in _CLASSIFIER_KINDS[self.head]
+                                for name, value in self._fit_classifiers(X, y, kind).items()}
         else:
             raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
         self.n_features_in_ = X.shape[1]
@@ -120,7 +124,7 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         rotation = np.array([[1.0, 1.0], [1.0, -1.0]]) / np.sqrt(2.0)
         return {"x_mean": pls._x_mean, "x_std": x_std, "rotations": pls.x_rotations_, "basis": basis @ rotation}
 
-    def _fit_classifiers(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    def _fit_classifiers(self, X: np.ndarray, y: np.ndarray, kind: str) -> dict[str, np.ndarray]:
         """One binary classifier per dimension, on the sentences labelled for it; keep only its arrays."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.neural_network import MLPClassifier
@@ -130,7 +134,7 @@ class SCMAxes(TransformerMixin, BaseEstimator):
             labelled = y[:, axis] != 0
             if len(np.unique(y[labelled, axis])) < 2:
                 raise ValueError(f"the {self.head} head needs high and low examples on both dimensions")
-            if self.head == "logistic":
+            if kind == "logistic":
                 model = LogisticRegression(C=self.C, max_iter=2000).fit(X[labelled], y[labelled, axis] > 0)
                 layers = {"weights": model.coef_[0], "bias": model.intercept_}
             else:
@@ -157,12 +161,18 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         if self.head == "polar":
             latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
             return (latent @ p["basis"]).astype(np.float32)
-        if self.head == "mlp":  # hidden_weights (d, h, 2): one hidden layer per dimension
+        scores = [self._classifier_scores(X, kind) for kind in _CLASSIFIER_KINDS[self.head]]
+        return np.mean(scores, axis=0).astype(np.float32)
+
+    def _classifier_scores(self, X: np.ndarray, kind: str) -> np.ndarray:
+        """2 p(high) - 1 per dimension from the stored arrays of one classifier kind, shape (n, 2)."""
+        p = {name.split("__", 1)[1]: value for name, value in self.projection_.items() if name.startswith(f"{kind}__")}
+        if kind == "mlp":  # hidden_weights (d, h, 2): one hidden layer per dimension
             hidden = np.maximum(np.einsum("nd,dha->nha", X, p["hidden_weights"]) + p["hidden_bias"], 0.0)
             logits = np.einsum("nha,ha->na", hidden, p["weights"]) + p["bias"][0]
         else:
             logits = X @ p["weights"] + p["bias"][0]
-        return np.tanh(logits / 2.0).astype(np.float32)  # = 2 * sigmoid(logits) - 1
+        return np.tanh(logits / 2.0)  # = 2 * sigmoid(logits) - 1
 
     def check_embedder(self, embedder_id: str) -> None:
         """Raise ``AxesMismatchError`` unless these axes were trained on ``embedder_id``."""

@@ -76,7 +76,7 @@ def cross_validate(
     for fold_index, test_adjectives in enumerate(adjective_folds(adjectives, n_folds, seed)):
         held_out = {a.word for a in test_adjectives}
         train_adjectives = [a for a in adjectives if a.word not in held_out]
-        train = training_sentences(recipe, lang, train_adjectives, seed=seed + fold_index, exclude=frozenset(held_out))
+        train = training_sentences(recipe, lang, train_adjectives, seed=seed, exclude=frozenset(held_out))
         test = realise(evaluation, test_adjectives, pairs_per_template=eval_pairs_per_template, seed=seed + fold_index)
         axes = recipe.make_axes().fit(cache.encode(train.sentences), train.targets)
         result.folds.append(accuracy_by_test(axes.transform(cache.encode(test.sentences)), test))
@@ -105,6 +105,9 @@ def generalisation(cache: EmbeddingCache, axes, lang: str, seed: int = 0) -> dic
         "same_pole_mental_vs_physical": float((np.sign(on_axis["mental"]) == np.sign(on_axis["physical"])).mean() * 100),
         "mean_abs_shift_mental_vs_physical": float(np.abs(on_axis["mental"] - on_axis["physical"]).mean()),
         "mean_abs_score": float(np.abs(np.concatenate(list(on_axis.values()))).mean()),
+        # Signed bias of the instrument itself: same sentence, mental minus physical group.
+        "warmth_shift_mental_minus_physical": float((scores["mental"][:, 0] - scores["physical"][:, 0]).mean()),
+        "competence_shift_mental_minus_physical": float((scores["mental"][:, 1] - scores["physical"][:, 1]).mean()),
     }
 
 
@@ -141,6 +144,7 @@ def format_report(report: dict) -> str:
         lines.append(f"{test:<14}" + "".join(f"{cell:>18}" for cell in cells))
     lines.append("generalisation (real groups, adjectives outside all training lexicons):")
     for key in ("accuracy_mental", "accuracy_physical", "same_pole_mental_vs_physical",
-                "mean_abs_shift_mental_vs_physical"):
+                "mean_abs_shift_mental_vs_physical", "warmth_shift_mental_minus_physical",
+                "competence_shift_mental_minus_physical"):
         lines.append(f"  {key:<36}" + "".join(f"{report['recipes'][n]['generalisation'][key]:>12.2f}" for n in names))
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import string
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -131,8 +132,9 @@ def realise(
 ) -> LabelledSentences:
     """Fill every template with the given adjectives.
 
-    One-slot templates take every adjective once (with a random subject); two-slot templates take
-    ``pairs_per_template`` random (warmth, competence) pairs, each in a random slot order.
+    One-slot templates take every adjective once; two-slot templates take ``pairs_per_template`` random
+    (warmth, competence) pairs, each in a random slot order. Subjects are drawn pseudo-randomly from
+    the sentence's content and ``seed``.
     """
     rng = np.random.default_rng(seed)
     warm = [adj for adj in adjectives if adj.dimension == "warmth"]
@@ -143,7 +145,11 @@ def realise(
     tests: list[str] = []
 
     def add(template: Template, filled: dict[str, SeedAdjective]) -> None:
-        subject = template_set.subjects[rng.integers(len(template_set.subjects))]
+        # The subject depends only on the sentence's own content, so that the same template and adjectives
+        # give the same sentence whatever other adjectives are realised with them (cross-validation folds
+        # then share their sentences, and their embeddings).
+        key = f"{seed}|{template.text}|{'|'.join(adj.word for adj in filled.values())}"
+        subject = template_set.subjects[zlib.crc32(key.encode()) % len(template_set.subjects)]
         target = [0, 0]
         for slot, adj in filled.items():
             target[adj.axis] = adj.polarity * (-1 if slot in template.negate else 1)
