@@ -26,7 +26,7 @@ def synthetic(n_per_class: int = 40, dim: int = 8, seed: int = 0) -> tuple[np.nd
     return np.vstack(X), np.vstack(y).astype(float)
 
 
-@pytest.mark.parametrize("head", ["polar", "logistic", "mlp"])
+@pytest.mark.parametrize("head", ["polar", "logistic", "mlp", "mlp+logistic"])
 def test_points_land_in_their_quadrant(head):
     X, y = synthetic()
     axes = SCMAxes(head=head, n_components=2).fit(X, y)
@@ -72,6 +72,13 @@ def test_mlp_forward_pass_matches_scikit_learn():
     np.testing.assert_allclose(axes.transform(X)[:, 1], 2 * reference.predict_proba(X)[:, 1] - 1, atol=1e-5)
 
 
+def test_ensemble_is_the_mean_of_its_members():
+    X, y = synthetic()
+    members = [SCMAxes(head=head, hidden_units=16).fit(X, y).transform(X) for head in ("mlp", "logistic")]
+    ensemble = SCMAxes(head="mlp+logistic", hidden_units=16).fit(X, y).transform(X)
+    np.testing.assert_allclose(ensemble, np.mean(members, axis=0), atol=1e-6)
+
+
 def test_polar_needs_all_four_quadrants():
     X, y = synthetic()
     keep = ~((y[:, 0] == 1) & (y[:, 1] == 1))
@@ -89,7 +96,7 @@ def test_unknown_head_and_bad_shapes():
         SCMAxes().transform(X)
 
 
-@pytest.mark.parametrize("head", ["polar", "logistic", "mlp"])
+@pytest.mark.parametrize("head", ["polar", "logistic", "mlp", "mlp+logistic"])
 def test_save_load_round_trip(tmp_path, head):
     X, y = synthetic()
     axes = SCMAxes(head=head, n_components=3).fit(X, y, metadata={"embedder_id": "toy:model@abc", "lang": "en"})
