@@ -60,8 +60,8 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     """Add warmth and competence scores to each sentence of INPUT.
 
     INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2).
-    Scores are in [-1, 1]; the sign says high or low. Blank rows and bad records are counted and
-    reported; blank rows keep empty scores.
+    The sign of a score says high or low (the default axes score in [-1, 1]). Blank rows and bad
+    records are counted and reported; blank rows keep empty scores.
     """
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
     from corpus_audit.scm.store import axes_for

@@ -50,7 +50,7 @@ def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_mo
     assert list(frame.columns) == ["sentence", "id", "extra", "warmth", "competence"]
     assert frame["extra"].tolist() == ["a", "b", "c", "d"]
     np.testing.assert_allclose(frame.loc[0, ["warmth", "competence"]], frame.loc[2, ["warmth", "competence"]])
-    assert frame[["warmth", "competence"]].abs().le(1).all().all()
+    assert np.isfinite(frame[["warmth", "competence"]].to_numpy()).all()  # the reference head is unbounded
 
 
 def test_score_jsonl_and_txt_inputs(tmp_path, tiny_st_model, tiny_axes):
