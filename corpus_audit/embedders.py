@@ -95,7 +95,9 @@ class SentenceTransformerEmbedder(Embedder):
     def __init__(self, name: str, path: str | None = None, device: str = "cpu", batch_size: int = 64) -> None:
         super().__init__(name, batch_size)
         from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # a weight-loading bar per run is noise in a CLI
         location = path or name
         try:
             self.model = SentenceTransformer(location, device=device)
