@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_audit.scm.axes import AxesFileError, SCMAxes
+from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, train_axes
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "axes"
@@ -65,5 +65,3 @@ def axes_for(embedder, lang: str, axes_path: str | Path | None = None, recipe: s
     axes.check_embedder(embedder.model_id)
     return axes
 
-
-__all__ = ["AxesFileError", "axes_for", "cache_dir", "find_axes", "read_metadata", "SHIPPED_DIR"]
