@@ -144,10 +144,11 @@ def _size_warnings(label: str, n: int) -> list[str]:
     return []
 
 
-def _percentile_ci(samples: np.ndarray, axis: int = 0) -> tuple[Any, Any]:
+def _percentile_ci(samples: np.ndarray) -> tuple[float, float]:
+    """Percentile interval at CI_LEVEL of 1-D bootstrap replicates."""
     alpha = (1.0 - CI_LEVEL) / 2.0
-    low, high = np.quantile(samples, [alpha, 1.0 - alpha], axis=axis)
-    return low, high
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return float(low), float(high)
 
 
 def _jsonable(value: Any) -> Any:
