@@ -194,10 +194,10 @@ def filter_command(
     """
     import sys
 
-    from corpus_audit.filtering import FilterSummary, default_workers, lexicon_info, run_filter, run_filter_parallel
-    from corpus_audit.matcher import IllnessMatcher, LexiconError, default_lexicon_path
-    from corpus_audit.readers import CorpusError, ReaderOptions, iter_documents, iter_line_batches, line_batch_files
-    from corpus_audit.segment import Segmenter, SegmenterError
+    from corpus_audit.filtering import CorpusSpec, filter_corpus
+    from corpus_audit.matcher import LexiconError
+    from corpus_audit.readers import CorpusError, ReaderOptions
+    from corpus_audit.segment import SegmenterError
 
     if not corpus and not hf_dataset:
         raise click.UsageError("give at least one CORPUS path (or '-' for stdin), or --hf-dataset")
@@ -205,29 +205,13 @@ def filter_command(
         raise click.UsageError("Parquet cannot be read from stdin")
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
-    lexicon_path = lexicon or str(default_lexicon_path(lang))
-    try:
-        matcher = IllnessMatcher.from_csv(lexicon_path)
-        segmenter = Segmenter(lang, spacy_model)
-    except (LexiconError, SegmenterError) as exc:
-        raise click.ClickException(str(exc)) from exc
-    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
     options = ReaderOptions(text_field=text_field, id_field=id_field, format=fmt, line_docs=line_docs, strict=strict)
+    spec = CorpusSpec(tuple(corpus), options, limit=limit, sample=sample, seed=seed, hf_dataset=hf_dataset,
+                      hf_config=hf_config, hf_split=hf_split)
     show_progress = sys.stderr.isatty() if progress is None else progress
-    workers = workers or default_workers()
     try:
-        # Worker processes read JSON Lines in raw line batches; --limit/--sample need one ordered stream.
-        files = line_batch_files(corpus, options) if workers > 1 and not (hf_dataset or limit or sample) else None
-        if files:
-            batches = iter_line_batches(files, summary.reading)
-            run_filter_parallel(batches, options, summary, output, matcher, segmenter, keep_fields, workers, show_progress)
-        else:
-            documents = iter_documents(
-                corpus, options, summary.reading, limit=limit, sample=sample, seed=seed,
-                hf_dataset=hf_dataset, hf_config=hf_config, hf_split=hf_split,
-            )
-            run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=show_progress)
-    except CorpusError as exc:
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress)
+    except (CorpusError, LexiconError, SegmenterError) as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write {output}: {exc}") from exc

@@ -339,3 +339,53 @@ def _finish(summary: FilterSummary, output: str | Path, start: float) -> FilterS
 def lexicon_info(path: str | Path) -> dict[str, str]:
     """Provenance of the lexicon used (recorded in the summary)."""
     return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path))}
+
+
+@dataclass
+class CorpusSpec:
+    """What to read: files/globs/folders/stdin (or a Hugging Face dataset) and how to turn records into documents."""
+
+    inputs: tuple[str, ...]
+    options: ReaderOptions = field(default_factory=ReaderOptions)
+    limit: int | None = None
+    sample: float | None = None
+    seed: int = 0
+    hf_dataset: str | None = None
+    hf_config: str | None = None
+    hf_split: str = "train"
+
+
+def filter_corpus(
+    spec: CorpusSpec,
+    output: str | Path,
+    lang: str,
+    lexicon_path: str | Path | None = None,
+    spacy_model: str | None = None,
+    keep_fields: Iterable[str] = (),
+    workers: int | None = None,
+    progress: bool = False,
+) -> FilterSummary:
+    """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
+
+    JSON Lines files are spread over ``workers`` processes (default: one per CPU); other inputs, and runs
+    with ``limit``/``sample`` (which need one ordered stream), are read in this process. Raises
+    ``CorpusError``, ``LexiconError``, ``SegmenterError`` or ``OSError`` for the caller to report.
+    """
+    from corpus_audit.matcher import default_lexicon_path
+    from corpus_audit.readers import iter_documents, iter_line_batches, line_batch_files
+
+    lexicon_path = lexicon_path or default_lexicon_path(lang)
+    matcher = IllnessMatcher.from_csv(lexicon_path)
+    segmenter = Segmenter(lang, spacy_model)
+    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
+    workers = workers or default_workers()
+    parallel = workers > 1 and not (spec.hf_dataset or spec.limit or spec.sample)
+    files = line_batch_files(spec.inputs, spec.options) if parallel else None
+    if files:
+        batches = iter_line_batches(files, summary.reading)
+        return run_filter_parallel(batches, spec.options, summary, output, matcher, segmenter, keep_fields, workers,
+                                   progress)
+    documents = iter_documents(spec.inputs, spec.options, summary.reading, limit=spec.limit, sample=spec.sample,
+                               seed=spec.seed, hf_dataset=spec.hf_dataset, hf_config=spec.hf_config,
+                               hf_split=spec.hf_split)
+    return run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=progress)
