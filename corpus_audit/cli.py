@@ -145,75 +145,146 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
         click.echo(f"wrote {json_path}")
 
 
+_corpus_options = [
+    click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None, help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
+    click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text."),
+    click.option("--id-field", default="id", show_default=True, help="Field/column holding the document id (default id when absent: FILE:LINE)."),
+    click.option("--line-docs", is_flag=True, help="For .txt input: each non-empty line is a document (default: each file is one)."),
+    click.option("--keep-field", "keep_fields", multiple=True, help="Copy this input field into the output as a string column (repeatable); 'source' gives the input file."),
+    click.option("--hf-dataset", default=None, help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a builder (json, csv, parquet, text) whose data files are the CORPUS arguments."),
+    click.option("--hf-config", default=None, help="Configuration (subset) name of the --hf-dataset."),
+    click.option("--split", "hf_split", default="train", show_default=True, help="Split of the --hf-dataset to read."),
+    click.option("--limit", type=click.IntRange(min=1), default=None, help="Stop after this many documents (after sampling)."),
+    click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=None, help="Keep each document with this probability (0 < RATE <= 1)."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Random seed for --sample (audit: also --max-sentences and the bootstrap and permutation tests)."),
+    click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None, help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv."),
+    click.option("--spacy-model", default=None, help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no download)."),
+    click.option("--strict", is_flag=True, help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file and line."),
+    click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes that parse, match and split JSON Lines input (default: one per CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. The output is the same either way."),
+]
+
+
+def corpus_options(command):
+    """The reading, matching and splitting options shared by ``filter`` and ``audit``."""
+    for option in reversed(_corpus_options):
+        command = option(command)
+    return command
+
+
+_CORPUS_KEYS = ("fmt", "text_field", "id_field", "line_docs", "hf_dataset", "hf_config", "hf_split", "limit", "sample",
+                "seed", "strict")
+
+
+def _corpus_spec(corpus: tuple[str, ...], settings: dict):
+    """A CorpusSpec from the CORPUS arguments and the shared options (which it removes from ``settings``)."""
+    from corpus_audit.filtering import CorpusSpec
+    from corpus_audit.readers import ReaderOptions
+
+    values = {key: settings.pop(key) for key in _CORPUS_KEYS}
+    if not corpus and not values["hf_dataset"]:
+        raise click.UsageError("give at least one CORPUS path (or '-' for stdin), or --hf-dataset")
+    if values["fmt"] == "parquet" and "-" in corpus:
+        raise click.UsageError("Parquet cannot be read from stdin")
+    options = ReaderOptions(text_field=values["text_field"], id_field=values["id_field"], format=values["fmt"],
+                            line_docs=values["line_docs"], strict=values["strict"])
+    return CorpusSpec(tuple(corpus), options, limit=values["limit"], sample=values["sample"], seed=values["seed"],
+                      hf_dataset=values["hf_dataset"], hf_config=values["hf_config"], hf_split=values["hf_split"])
+
+
+def _show_progress(progress: bool | None) -> bool:
+    import sys
+
+    return sys.stderr.isatty() if progress is None else progress
+
+
+_PROGRESS_OPTION = click.option("--progress/--no-progress", default=None,
+                                help="Progress bars on stderr (default: when stderr is a terminal).")
+
+
 @main.command("filter")
 @click.argument("corpus", nargs=-1)
 @click.option("--lang", type=click.Choice(["en", "es"]), required=True, help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None, help="Input format for every file (default: from each file's extension; stdin: jsonl).")
-@click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text.")
-@click.option("--id-field", default="id", show_default=True, help="Field/column holding the document id (default id when absent: FILE:LINE).")
-@click.option("--line-docs", is_flag=True, help="For .txt input: each non-empty line is a document (default: each file is one).")
-@click.option("--keep-field", "keep_fields", multiple=True, help="Copy this input field into the output as a string column (repeatable); 'source' gives the input file.")
-@click.option("--hf-dataset", default=None, help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a builder (json, csv, parquet, text) whose data files are the CORPUS arguments.")
-@click.option("--hf-config", default=None, help="Configuration (subset) name of the --hf-dataset.")
-@click.option("--split", "hf_split", default="train", show_default=True, help="Split of the --hf-dataset to read.")
-@click.option("--limit", type=click.IntRange(min=1), default=None, help="Stop after this many documents (after sampling).")
-@click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=None, help="Keep each document with this probability (0 < RATE <= 1).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Random seed for --sample.")
-@click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None, help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv.")
-@click.option("--spacy-model", default=None, help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no download).")
-@click.option("--strict", is_flag=True, help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file and line.")
-@click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes that parse, match and split JSON Lines input (default: one per CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. The output is the same either way.")
-@click.option("--progress/--no-progress", default=None, help="Show a progress bar with documents/s and MB/s on stderr (default: when stderr is a terminal).")
-def filter_command(
-    corpus: tuple[str, ...],
-    lang: str,
-    output: str,
-    fmt: str | None,
-    text_field: str,
-    id_field: str,
-    line_docs: bool,
-    keep_fields: tuple[str, ...],
-    hf_dataset: str | None,
-    hf_config: str | None,
-    hf_split: str,
-    limit: int | None,
-    sample: float | None,
-    seed: int,
-    lexicon: str | None,
-    spacy_model: str | None,
-    strict: bool,
-    workers: int | None,
-    progress: bool | None,
-) -> None:
+@corpus_options
+@_PROGRESS_OPTION
+def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields: tuple[str, ...], lexicon: str | None,
+                   spacy_model: str | None, workers: int | None, progress: bool | None, **settings) -> None:
     """Keep the sentences of CORPUS that mention a mental or physical illness.
 
     CORPUS: files, globs or folders of .jsonl/.json/.csv/.tsv/.txt/.parquet (optionally .gz/.zst/.bz2),
     or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
     illnesses, illness_type and the --keep-field columns) and prints a summary.
     """
-    import sys
-
-    from corpus_audit.filtering import CorpusSpec, filter_corpus
+    from corpus_audit.filtering import filter_corpus
     from corpus_audit.matcher import LexiconError
-    from corpus_audit.readers import CorpusError, ReaderOptions
+    from corpus_audit.readers import CorpusError
     from corpus_audit.segment import SegmenterError
 
-    if not corpus and not hf_dataset:
-        raise click.UsageError("give at least one CORPUS path (or '-' for stdin), or --hf-dataset")
-    if fmt == "parquet" and "-" in corpus:
-        raise click.UsageError("Parquet cannot be read from stdin")
+    spec = _corpus_spec(corpus, settings)
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
-    options = ReaderOptions(text_field=text_field, id_field=id_field, format=fmt, line_docs=line_docs, strict=strict)
-    spec = CorpusSpec(tuple(corpus), options, limit=limit, sample=sample, seed=seed, hf_dataset=hf_dataset,
-                      hf_config=hf_config, hf_split=hf_split)
-    show_progress = sys.stderr.isatty() if progress is None else progress
     try:
-        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress)
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, _show_progress(progress))
     except (CorpusError, LexiconError, SegmenterError) as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write {output}: {exc}") from exc
     click.echo(summary.format_text())
     click.echo(f"wrote {summary.sentences_kept} sentences to {output}")
+
+
+@main.command("audit")
+@click.argument("corpus", nargs=-1)
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder; rerunning with the same folder resumes (finished stages are skipped).")
+@click.option("--axes", "axes_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file from `corpus-audit axes train` (default: the shipped or cached axes of the model).")
+@click.option("--max-sentences", type=click.IntRange(min=1), default=None,
+              help="Score at most this many distinct sentences per illness type (uniform sample, seeded).")
+@click.option("--mask-terms", is_flag=True,
+              help="Replace the illness mention by a neutral phrase before embedding, so the point reflects what is said.")
+@corpus_options
+@model_options
+@_PROGRESS_OPTION
+def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
+                  mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None,
+                  workers: int | None, model: str | None, device: str, batch_size: int, progress: bool | None,
+                  **settings) -> None:
+    """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
+
+    Writes to OUTDIR: filtered.parquet, sentences.parquet (scored), summary.json (counts, configuration,
+    statistics, time per stage) and aq27.csv (BIAS-map share per AQ-27 dimension, mental vs physical,
+    with 95% bootstrap CIs and Holm-corrected p-values).
+    """
+    from corpus_audit.audit import AuditOptions, run_audit
+    from corpus_audit.matcher import LexiconError
+    from corpus_audit.readers import CorpusError
+    from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
+    from corpus_audit.scm.store import axes_for
+    from corpus_audit.segment import SegmenterError
+
+    spec = _corpus_spec(corpus, settings)
+    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
+                           lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
+                           max_sentences=max_sentences, mask_terms=mask_terms, seed=spec.seed)
+
+    def load_model():
+        embedder = _load_embedder(model, lang, device, batch_size)
+        return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
+
+    try:
+        summary = run_audit(spec, outdir, options, load_model, log=lambda m: click.echo(m, err=True),
+                            progress=_show_progress(progress))
+    except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write to {outdir}: {exc}") from exc
+    analysis = summary["analysis"]
+    click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
+    for score in ("warmth", "competence"):
+        comparison = analysis["comparisons"][score]
+        click.echo(f"{score}: mental - physical mean difference {comparison['mean_difference']}, "
+                   f"Mann-Whitney p {comparison['mann_whitney_p']}, rank-biserial r {comparison['rank_biserial']}")
+    for warning in analysis["warnings"]:
+        click.echo(f"warning: {warning}")
+    click.echo(f"wrote {outdir}/summary.json, {outdir}/aq27.csv, {outdir}/sentences.parquet")

@@ -41,3 +41,17 @@ def isolated_cache(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
     return cache
+
+
+@pytest.fixture(scope="session")
+def tiny_axes(tiny_st_model, tmp_path_factory) -> str:
+    """Axes for the tiny model, trained once through the CLI (reference recipe: small and fast)."""
+    from click.testing import CliRunner
+
+    from corpus_audit.cli import main
+
+    path = tmp_path_factory.mktemp("axes") / "tiny.npz"
+    result = CliRunner().invoke(main, ["axes", "train", "--model", tiny_st_model, "--recipe", "reference",
+                                       "-o", str(path)])
+    assert result.exit_code == 0, result.output
+    return str(path)

@@ -14,16 +14,6 @@ from corpus_audit.cli import main
 from corpus_audit.scm.axes import SCMAxes
 
 
-@pytest.fixture(scope="module")
-def tiny_axes(tiny_st_model, tmp_path_factory) -> str:
-    """Axes for the tiny model, trained once through the CLI (reference recipe: small and fast)."""
-    path = tmp_path_factory.mktemp("axes") / "tiny.npz"
-    result = CliRunner().invoke(main, ["axes", "train", "--model", tiny_st_model, "--recipe", "reference",
-                                       "-o", str(path)])
-    assert result.exit_code == 0, result.output
-    return str(path)
-
-
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
 

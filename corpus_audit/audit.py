@@ -1,0 +1,181 @@
+"""The audit pipeline: filter -> deduplicate -> embed and project -> analyse, with a checkpoint per stage.
+
+Stages write into OUTDIR; ``checkpoints.json`` records, for each finished stage, a fingerprint of everything
+its output depends on (inputs' sizes and times, options, lexicon, model, axes, package version). A rerun
+skips every stage whose fingerprint is unchanged and whose output exists, and recomputes the rest (saying
+why), so an interrupted or repeated audit never redoes finished work.
+
+Outputs: ``filtered.parquet`` (+ ``filtered.summary.json``), ``sentences.parquet`` (the kept sentences,
+one row per distinct sentence, with ``warmth``, ``competence`` and ``quadrant``), ``summary.json`` and
+``aq27.csv``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from corpus_audit import __version__
+from corpus_audit.atomic import atomic_path, write_text_atomic
+from corpus_audit.filtering import CorpusSpec, filter_corpus
+from corpus_audit.matcher import default_lexicon_path
+from corpus_audit.readers import STDIN, expand_paths
+from corpus_audit.resources import sha256_file
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Neutral phrase that replaces an illness mention with ``mask_terms``.
+MASK = "this condition"
+CHECKPOINTS = "checkpoints.json"
+
+
+@dataclass
+class AuditOptions:
+    lang: str
+    model: str | None = None
+    device: str = "cpu"
+    batch_size: int = 64
+    axes_path: str | None = None
+    lexicon: str | None = None
+    spacy_model: str | None = None
+    keep_fields: tuple[str, ...] = ()
+    workers: int | None = None
+    max_sentences: int | None = None  # per illness type, uniform sample
+    mask_terms: bool = False
+    seed: int = 0
+
+
+def _fingerprint(payload: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _inputs_identity(spec: CorpusSpec) -> list[Any]:
+    """Files by path, size and modification time (stdin and hub datasets cannot be fingerprinted: never resumed)."""
+    if spec.hf_dataset or STDIN in spec.inputs:
+        return [time.time()]
+    return [(path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns) for path in expand_paths(spec.inputs)]
+
+
+class Checkpoints:
+    """``OUTDIR/checkpoints.json``: stage name -> fingerprint of its finished output."""
+
+    def __init__(self, outdir: Path) -> None:
+        self.path = outdir / CHECKPOINTS
+        try:
+            self.done: dict[str, str] = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.done = {}
+
+    def fresh(self, stage: str, fingerprint: str, *outputs: Path) -> str | None:
+        """None when the stage can be skipped, else the reason it must run."""
+        if stage not in self.done:
+            return "not run yet"
+        if self.done[stage] != fingerprint:
+            return "its inputs or options changed"
+        missing = [p.name for p in outputs if not p.exists()]
+        return f"output missing ({', '.join(missing)})" if missing else None
+
+    def mark(self, stage: str, fingerprint: str) -> None:
+        self.done[stage] = fingerprint
+        write_text_atomic(self.path, json.dumps(self.done, indent=2))
+
+
+def mask_mentions(sentence: str, terms: list[str]) -> str:
+    """Replace each matched illness term (whole words, any case) by :data:`MASK`."""
+    for term in sorted(set(terms), key=len, reverse=True):
+        sentence = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", MASK, sentence, flags=re.IGNORECASE)
+    return sentence
+
+
+def select_sentences(frame: pd.DataFrame, max_sentences: int | None, seed: int) -> tuple[pd.DataFrame, int]:
+    """Distinct sentences (first occurrence kept), then at most ``max_sentences`` per illness type, uniformly."""
+    distinct = frame.drop_duplicates(subset="sentence", keep="first")
+    if max_sentences is None:
+        return distinct, len(frame) - len(distinct)
+    # The first max_sentences of a seeded shuffle, per type: a uniform sample without replacement.
+    shuffled = distinct.sample(frac=1.0, random_state=seed)
+    return shuffled.groupby("illness_type").head(max_sentences).sort_index(), len(frame) - len(distinct)
+
+
+def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_model: Callable[[], tuple[Any, Any]],
+              log: Callable[[str], None] = print, progress: bool = False) -> dict[str, Any]:
+    """Run (or resume) the audit of ``spec`` into ``outdir``; return the summary written to ``summary.json``.
+
+    ``load_model`` returns (embedder, axes); it is only called when sentences must be scored.
+    """
+    import pandas as pd
+
+    from corpus_audit.analysis import analyse, quadrant_of
+
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    checkpoints = Checkpoints(outdir)
+    seconds: dict[str, float] = {}
+    filtered = outdir / "filtered.parquet"
+    filtered_summary = outdir / "filtered.summary.json"
+    lexicon_sha = sha256_file(Path(options.lexicon or default_lexicon_path(options.lang)))
+    filter_key = _fingerprint({"inputs": _inputs_identity(spec), "spec": asdict(spec), "lang": options.lang,
+                               "lexicon": lexicon_sha, "spacy_model": options.spacy_model,
+                               "keep_fields": options.keep_fields, "version": __version__})
+    started = time.perf_counter()
+    if (reason := checkpoints.fresh("filter", filter_key, filtered, filtered_summary)) is not None:
+        log(f"filter: running ({reason})")
+        filter_corpus(spec, filtered, options.lang, options.lexicon, options.spacy_model, options.keep_fields,
+                      options.workers, progress)
+        checkpoints.mark("filter", filter_key)
+    else:
+        log("filter: up to date, skipped")
+    seconds["filter"] = time.perf_counter() - started
+
+    sentences_path = outdir / "sentences.parquet"
+    axes_sha = sha256_file(Path(options.axes_path)) if options.axes_path else None
+    score_key = _fingerprint({"filter": filter_key, "model": options.model, "axes": axes_sha,
+                              "mask_terms": options.mask_terms, "max_sentences": options.max_sentences,
+                              "seed": options.seed, "version": __version__})
+    started = time.perf_counter()
+    model_id = None
+    if (reason := checkpoints.fresh("score", score_key, sentences_path)) is not None:
+        log(f"score: running ({reason})")
+        from corpus_audit.scoring import ScoreSummary, score_texts
+
+        frame, duplicates = select_sentences(pd.read_parquet(filtered), options.max_sentences, options.seed)
+        texts = [mask_mentions(s, list(t)) if options.mask_terms else s
+                 for s, t in zip(frame["sentence"], frame["terms"])]
+        embedder, axes = load_model()
+        model_id = embedder.model_id
+        scores = score_texts(texts, embedder, axes, ScoreSummary())
+        frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
+        frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
+        with atomic_path(sentences_path) as tmp:
+            frame.to_parquet(tmp, index=False)
+        write_text_atomic(outdir / "score.json", json.dumps({"model_id": model_id, "duplicates_removed": duplicates,
+                                                              "sentences_scored": len(frame)}))
+        checkpoints.mark("score", score_key)
+    else:
+        log("score: up to date, skipped")
+    seconds["score"] = time.perf_counter() - started
+
+    started = time.perf_counter()
+    sentences = pd.read_parquet(sentences_path)
+    result = analyse(sentences, seed=options.seed)
+    with atomic_path(outdir / "aq27.csv") as tmp:
+        result.bias_map.to_csv(tmp, index=False)
+    seconds["analyse"] = time.perf_counter() - started
+    summary = {
+        "corpus": {"inputs": list(spec.inputs), "hf_dataset": spec.hf_dataset},
+        "options": asdict(options),
+        "package_version": __version__,
+        "filter": json.loads(filtered_summary.read_text(encoding="utf-8")),
+        "score": json.loads((outdir / "score.json").read_text(encoding="utf-8")),
+        "analysis": result.to_dict(),
+        "seconds": seconds,
+    }
+    write_text_atomic(outdir / "summary.json", json.dumps(summary, indent=2, default=str))
+    return summary

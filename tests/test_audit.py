@@ -1,0 +1,81 @@
+"""`corpus-audit audit`: outputs, resume from checkpoints, and the sentence selection helpers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from corpus_audit.audit import MASK, mask_mentions, select_sentences
+from corpus_audit.cli import main
+
+SAMPLE = str(Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz")
+
+
+def audit(outdir: Path, model: str, axes: str, *extra: str):
+    return CliRunner().invoke(
+        main, ["audit", SAMPLE, "--lang", "en", "-o", str(outdir), "--model", model, "--axes", axes, "--workers", "1",
+               *extra])
+
+
+@pytest.fixture(scope="module")
+def finished(tiny_st_model, tiny_axes, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("audit")
+    result = audit(outdir, tiny_st_model, tiny_axes)
+    assert result.exit_code == 0, result.output + result.stderr
+    return outdir, result
+
+
+def test_outputs_hold_every_distinct_kept_sentence(finished):
+    outdir, result = finished
+    filtered = pd.read_parquet(outdir / "filtered.parquet")
+    sentences = pd.read_parquet(outdir / "sentences.parquet")
+    assert len(sentences) == filtered["sentence"].nunique() > 0
+    assert sentences[["warmth", "competence"]].notna().all().all()
+    assert set(sentences["quadrant"]) <= {"warm-competent", "warm-incompetent", "cold-competent", "cold-incompetent"}
+    summary = json.loads((outdir / "summary.json").read_text())
+    assert summary["analysis"]["n_sentences"] == len(sentences)
+    assert summary["score"]["duplicates_removed"] == len(filtered) - len(sentences)
+    assert summary["filter"]["sentences_kept"] == len(filtered)
+    assert set(summary["seconds"]) == {"filter", "score", "analyse"}
+    aq27 = pd.read_csv(outdir / "aq27.csv")
+    assert aq27["dimension"].tolist()[:3] == ["Anger", "Avoidance", "Blame"] and len(aq27) == 9
+    assert "sentences scored" in result.output
+
+
+def test_rerun_resumes_without_recomputing(finished, tiny_st_model, tiny_axes):
+    outdir, _ = finished
+    before = {name: (outdir / name).stat().st_mtime_ns for name in ("filtered.parquet", "sentences.parquet")}
+    again = audit(outdir, tiny_st_model, tiny_axes)
+    assert again.exit_code == 0, again.output + again.stderr
+    assert "filter: up to date, skipped" in again.stderr and "score: up to date, skipped" in again.stderr
+    assert {name: (outdir / name).stat().st_mtime_ns for name in before} == before
+
+
+def test_changed_options_rerun_only_the_stages_they_affect(tiny_st_model, tiny_axes, tmp_path):
+    first = audit(tmp_path, tiny_st_model, tiny_axes)
+    assert first.exit_code == 0
+    second = audit(tmp_path, tiny_st_model, tiny_axes, "--max-sentences", "5")
+    assert second.exit_code == 0, second.output + second.stderr
+    assert "filter: up to date, skipped" in second.stderr
+    assert "score: running (its inputs or options changed)" in second.stderr
+    counts = pd.read_parquet(tmp_path / "sentences.parquet")["illness_type"].value_counts()
+    assert counts.max() <= 5
+
+
+def test_mask_mentions_replaces_whole_words_only():
+    sentence = "My Depression and PTSD are worse; depressions aside."
+    assert mask_mentions(sentence, ["Depression", "PTSD"]) == f"My {MASK} and {MASK} are worse; depressions aside."
+
+
+def test_select_sentences_deduplicates_then_caps_each_type():
+    frame = pd.DataFrame({"sentence": ["a", "a", "b", "c", "d", "e"],
+                          "illness_type": ["mental", "mental", "mental", "mental", "physical", "physical"]})
+    distinct, duplicates = select_sentences(frame, None, seed=0)
+    assert duplicates == 1 and distinct["sentence"].tolist() == ["a", "b", "c", "d", "e"]
+    capped, _ = select_sentences(frame, 2, seed=0)
+    assert capped["illness_type"].value_counts().to_dict() == {"mental": 2, "physical": 2}
+    assert capped.index.is_monotonic_increasing
