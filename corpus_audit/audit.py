@@ -6,8 +6,8 @@ skips every stage whose fingerprint is unchanged and whose output exists, and re
 why), so an interrupted or repeated audit never redoes finished work.
 
 Outputs: ``filtered.parquet`` (+ ``filtered.summary.json``), ``sentences.parquet`` (the kept sentences,
-one row per distinct sentence, with ``warmth``, ``competence`` and ``quadrant``), ``summary.json`` and
-``aq27.csv``.
+one row per distinct sentence, with ``warmth``, ``competence`` and ``quadrant``), ``summary.json``,
+``aq27.csv`` and the figures (``density``, ``density_by_illness``, ``quadrant_shares``, ``aq27``; PNG and SVG).
 """
 
 from __future__ import annotations
@@ -104,6 +104,19 @@ def select_sentences(frame: pd.DataFrame, max_sentences: int | None, seed: int) 
     return shuffled.groupby("illness_type").head(max_sentences).sort_index(), len(frame) - len(distinct)
 
 
+def write_figures(sentences: pd.DataFrame, result: Any, outdir: Path) -> list[Path]:
+    """density.png/.svg (the seed paper's Figure 3), per-illness small multiples, quadrant shares, AQ-27."""
+    from corpus_audit import plots
+
+    figures = {
+        "density": plots.density_figure(sentences),
+        "density_by_illness": plots.small_multiples_figure(sentences),
+        "quadrant_shares": plots.quadrant_shares_figure(result.quadrants_by_type),
+        "aq27": plots.aq27_figure(result.bias_map),
+    }
+    return [path for name, figure in figures.items() for path in plots.save_figure(figure, outdir / name)]
+
+
 def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_model: Callable[[], tuple[Any, Any]],
               log: Callable[[str], None] = print, progress: bool = False) -> dict[str, Any]:
     """Run (or resume) the audit of ``spec`` into ``outdir``; return the summary written to ``summary.json``.
@@ -168,6 +181,9 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
     with atomic_path(outdir / "aq27.csv") as tmp:
         result.bias_map.to_csv(tmp, index=False)
     seconds["analyse"] = time.perf_counter() - started
+    started = time.perf_counter()
+    write_figures(sentences, result, outdir)
+    seconds["plot"] = time.perf_counter() - started
     summary = {
         "corpus": {"inputs": list(spec.inputs), "hf_dataset": spec.hf_dataset},
         "options": asdict(options),
