@@ -288,3 +288,76 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
     click.echo(f"wrote {outdir}/summary.json, {outdir}/aq27.csv, {outdir}/sentences.parquet")
+
+
+@main.command("compare")
+@click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
+@click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="Also write the comparison as JSON.")
+@click.option("--labels", nargs=2, default=("A", "B"), show_default=True, help="Names of the two audits.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
+@click.option("--allow-different-models", is_flag=True,
+              help="Compare audits scored with different models or axes (their scores are not on the same axes).")
+def compare_command(outdir_a: str, outdir_b: str, output: str | None, labels: tuple[str, str], seed: int,
+                    allow_different_models: bool) -> None:
+    """Compare two finished audits (two corpora, or one corpus before and after filtering).
+
+    Per illness type: warmth and competence of A vs B, a 2-D energy test and the quadrant shares; per
+    AQ-27 dimension: the shares in A and B and the change of the mental - physical gap.
+    """
+    import json
+
+    from corpus_audit.atomic import write_text_atomic
+    from corpus_audit.compare import compare_audits, format_comparison
+
+    try:
+        result = compare_audits(outdir_a, outdir_b, labels=labels, seed=seed,
+                                allow_different_models=allow_different_models)
+    except ValueError as exc:  # AuditOutputError, ModelMismatchError, equal labels
+        raise click.ClickException(str(exc)) from exc
+    click.echo(format_comparison(result))
+    if output:
+        try:
+            write_text_atomic(output, json.dumps(result, indent=2, allow_nan=False))
+        except OSError as exc:
+            raise click.ClickException(f"cannot write {output}: {exc}") from exc
+        click.echo(f"wrote {output}")
+
+
+#: Literal so that the CLI starts without importing scipy; the tests check it equals analysis.QUADRANTS.
+_QUADRANT_CHOICES = ("warm-competent", "warm-incompetent", "cold-competent", "cold-incompetent")
+
+
+@main.command("export-flagged")
+@click.argument("outdir", type=click.Path(exists=True, file_okay=False))
+@click.option("--quadrant", type=click.Choice(_QUADRANT_CHOICES), default=None, help="Keep sentences in this quadrant.")
+@click.option("--dimension", default=None,
+              help="Keep sentences in this AQ-27 dimension's BIAS-map region (e.g. Pity; competence is free for "
+                   "any/any_or_* dimensions).")
+@click.option("--type", "illness_type", type=click.Choice(["mental", "physical"]), default=None,
+              help="Keep sentences about this illness type ('both' sentences count for each).")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .csv, .parquet or .jsonl.")
+def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
+                           output: str) -> None:
+    """Export the sentences of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
+
+    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence and quadrant,
+    and prints the number of flagged sentences per document.
+    """
+    from corpus_audit.flagged import export_flagged
+
+    try:
+        flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
+                                            illness_type=illness_type)
+    except ValueError as exc:  # missing sentences.parquet, unknown dimension or output format
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc}") from exc
+    shown = 20
+    click.echo(f"{len(flagged)} flagged sentences in {len(documents)} documents")
+    for doc_id, count in documents.head(shown).itertuples(index=False):
+        click.echo(f"  {count:6d}  {doc_id}")
+    if len(documents) > shown:
+        click.echo(f"  ... and {len(documents) - shown} more documents")
+    click.echo(f"wrote {output}")

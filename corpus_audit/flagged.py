@@ -1,0 +1,114 @@
+"""Select the sentences of a finished audit that fall in a quadrant or in an AQ-27 dimension's region.
+
+A dimension's region is the one the audit scores (``aq27.csv``'s ``share_*`` columns): the BIAS-map warmth
+level, and the competence level when the map fixes it (``low``/``high``). For ``any``, ``any_or_low`` and
+``any_or_high`` competence is free (the lenient region), so e.g. Fear (low warmth, any_or_high) selects
+every cold sentence and Pity (high warmth, low competence) the warm-incompetent ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from corpus_audit.analysis import GROUPS, QUADRANTS, BiasDimension, _region_quadrants, load_bias_map
+from corpus_audit.atomic import atomic_path
+from corpus_audit.compare import SENTENCES, audit_file
+
+#: Columns of an export, in this order.
+EXPORT_COLUMNS = ("doc_id", "sentence_index", "sentence", "illnesses", "illness_type", "warmth", "competence",
+                  "quadrant")
+#: Output formats by file extension.
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl"}
+#: CSV cells cannot hold lists: the ``illnesses`` of a sentence are joined with this separator.
+CSV_LIST_SEPARATOR = "; "
+
+
+class UnknownDimensionError(ValueError):
+    """A dimension name that the BIAS map does not define (the message lists the valid ones)."""
+
+
+def find_dimension(name: str, bias_map: Sequence[BiasDimension] | None = None) -> BiasDimension:
+    """The BIAS-map dimension called ``name`` (case-insensitive); default map: the bundled one."""
+    dimensions = list(bias_map) if bias_map is not None else load_bias_map()
+    for dimension in dimensions:
+        if dimension.dimension.lower() == name.strip().lower():
+            return dimension
+    raise UnknownDimensionError(f"unknown AQ-27 dimension {name!r}; valid: "
+                                f"{', '.join(d.dimension for d in dimensions)}")
+
+
+def region_quadrants(dimension: BiasDimension) -> list[str]:
+    """Quadrant labels of the dimension's lenient (scored) region."""
+    return [label for label, inside in zip(QUADRANTS, _region_quadrants(dimension.warmth, dimension.score_competence))
+            if inside]
+
+
+def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension: str | None = None,
+                      illness_type: str | None = None) -> pd.DataFrame:
+    """Sentences of the audit in ``outdir`` matching every given criterion (none given: every scored sentence).
+
+    ``quadrant``: one of QUADRANTS. ``dimension``: an AQ-27 dimension of the bundled BIAS map (the map the
+    audit uses); its lenient region is selected. ``illness_type``: ``mental`` or ``physical``; as in the
+    analysis, a sentence naming both kinds ("both") belongs to each. Unscored sentences (no quadrant) are
+    never flagged. Returns the EXPORT_COLUMNS in the audit's row order.
+
+    Raises ``AuditOutputError`` when ``sentences.parquet`` is missing, ``UnknownDimensionError`` for an
+    unknown dimension and ``ValueError`` for an unknown quadrant or illness type.
+    """
+    if quadrant is not None and quadrant not in QUADRANTS:
+        raise ValueError(f"unknown quadrant {quadrant!r}; valid: {', '.join(QUADRANTS)}")
+    if illness_type is not None and illness_type not in GROUPS:
+        raise ValueError(f"unknown illness type {illness_type!r}; valid: {', '.join(GROUPS)}")
+    # Resolve the dimension before reading the (possibly large) table, so a typo fails fast.
+    allowed = set(region_quadrants(find_dimension(dimension))) if dimension is not None else set(QUADRANTS)
+    if quadrant is not None:
+        allowed &= {quadrant}
+    sentences = pd.read_parquet(audit_file(outdir, SENTENCES), columns=list(EXPORT_COLUMNS))
+    keep = sentences["quadrant"].isin(allowed)
+    if illness_type is not None:
+        keep &= sentences["illness_type"].isin([illness_type, "both"])
+    return sentences[keep].reset_index(drop=True)
+
+
+def documents_summary(flagged: pd.DataFrame) -> pd.DataFrame:
+    """Per ``doc_id``: number of flagged sentences (column ``flagged``), most flagged first, ties by doc_id."""
+    counts = flagged.groupby("doc_id", sort=True).size().rename("flagged").reset_index()
+    return counts.sort_values("flagged", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def output_format(path: str | Path) -> str:
+    """``csv``, ``parquet`` or ``jsonl`` from the extension of ``path``; ValueError for any other."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{path}: unknown output format {suffix or '(no extension)'!r}; "
+                         f"use one of {', '.join(FORMATS)}")
+    return FORMATS[suffix]
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write ``frame`` atomically as CSV, Parquet or JSON Lines, by the extension of ``path``."""
+    fmt = output_format(path)
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        elif fmt == "jsonl":
+            frame.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15)
+        else:
+            joined = frame["illnesses"].map(lambda names: CSV_LIST_SEPARATOR.join(names))
+            frame.assign(illnesses=joined).to_csv(tmp, index=False)
+
+
+def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None = None, dimension: str | None = None,
+                   illness_type: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write the :func:`flagged_sentences` of ``outdir`` to ``output`` (.csv, .parquet or .jsonl).
+
+    In CSV the ``illnesses`` lists are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
+    :func:`documents_summary`). The format is checked before anything is read.
+    """
+    output_format(output)
+    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type)
+    write_table(flagged, output)
+    return flagged, documents_summary(flagged)
