@@ -241,8 +241,9 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
               help="Axes file from `corpus-audit axes train` (default: the shipped or cached axes of the model).")
 @click.option("--max-sentences", type=click.IntRange(min=1), default=None,
               help="Score at most this many distinct sentences per illness type (uniform sample, seeded).")
-@click.option("--mask-terms", is_flag=True,
-              help="Replace the illness mention by a neutral phrase before embedding, so the point reflects what is said.")
+@click.option("--mask-terms/--no-mask-terms", default=True, show_default=True,
+              help="Replace the illness mention by a neutral phrase ('this condition') before embedding, so that the "
+                   "point reflects what is said about the illness rather than the illness word itself.")
 @corpus_options
 @model_options
 @_PROGRESS_OPTION
@@ -361,3 +362,31 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
     if len(documents) > shown:
         click.echo(f"  ... and {len(documents) - shown} more documents")
     click.echo(f"wrote {output}")
+
+
+@main.command("plot")
+@click.argument("outdir", type=click.Path(file_okay=False))
+def plot_command(outdir: str) -> None:
+    """Rebuild the figures of an audit folder from its sentences.parquet (no re-embedding)."""
+    from corpus_audit.report import ReportError, replot
+
+    try:
+        written = replot(outdir)
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {len(written)} figures to {outdir}")
+
+
+@main.command("report")
+@click.argument("outdir", type=click.Path(file_okay=False))
+def report_command(outdir: str) -> None:
+    """Write OUTDIR/report.html, one offline HTML file, from an audit's outputs (figures rebuilt if missing)."""
+    from corpus_audit.report import ReportError, missing_figures, replot, write_report
+
+    try:
+        if missing_figures(outdir):
+            replot(outdir)
+        path = write_report(outdir)
+    except ReportError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {path}")
