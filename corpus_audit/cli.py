@@ -282,10 +282,14 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
         raise click.ClickException(f"cannot write to {outdir}: {exc}") from exc
     analysis = summary["analysis"]
     click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3g}"
+
     for score in ("warmth", "competence"):
         comparison = analysis["comparisons"][score]
-        click.echo(f"{score}: mental - physical mean difference {comparison['mean_difference']}, "
-                   f"Mann-Whitney p {comparison['mann_whitney_p']}, rank-biserial r {comparison['rank_biserial']}")
+        click.echo(f"{score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
+                   f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
+                   f"rank-biserial r {number(comparison['rank_biserial'])}")
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
     click.echo(f"wrote {outdir}/summary.json, {outdir}/aq27.csv, {outdir}/sentences.parquet")
