@@ -7,7 +7,8 @@ why), so an interrupted or repeated audit never redoes finished work.
 
 Outputs: ``filtered.parquet`` (+ ``filtered.summary.json``), ``sentences.parquet`` (the kept sentences,
 one row per distinct sentence, with ``warmth``, ``competence`` and ``quadrant``), ``summary.json``,
-``aq27.csv`` and the figures (``density``, ``density_by_illness``, ``quadrant_shares``, ``aq27``; PNG and SVG).
+``aq27.csv``, the figures (``density``, ``density_by_illness``, ``quadrant_shares``, ``aq27``; PNG and SVG)
+and ``report.html``.
 """
 
 from __future__ import annotations
@@ -196,4 +197,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
         "seconds": seconds,
     }
     write_text_atomic(outdir / "summary.json", json.dumps(summary, indent=2, default=str))
+    from corpus_audit.report import write_report
+
+    write_report(outdir)  # reads summary.json and the figures, so it comes last
     return summary

@@ -292,7 +292,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
                    f"rank-biserial r {number(comparison['rank_biserial'])}")
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
-    click.echo(f"wrote {outdir}/summary.json, {outdir}/aq27.csv, {outdir}/sentences.parquet")
+    click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, sentences.parquet and figures")
 
 
 @main.command("compare")

@@ -47,6 +47,7 @@ def test_outputs_hold_every_distinct_kept_sentence(finished):
     aq27 = pd.read_csv(outdir / "aq27.csv")
     assert aq27["dimension"].tolist()[:3] == ["Anger", "Avoidance", "Blame"] and len(aq27) == 9
     assert "sentences scored" in result.output
+    assert "<html" in (outdir / "report.html").read_text()
 
 
 def test_rerun_resumes_without_recomputing(finished, tiny_st_model, tiny_axes):
