@@ -49,6 +49,7 @@ class AuditOptions:
     keep_fields: tuple[str, ...] = ()
     workers: int | None = None
     max_sentences: int | None = None  # per illness type, uniform sample
+    bias_map: str | None = None  # BIAS-map CSV; None: the bundled lexicons/bias_map.csv
     # On by default: on the real corpora the illness word alone moved the mental-physical gap by 0.05-0.09
     # (docs/findings.md); masking leaves only what the sentence says.
     mask_terms: bool = True
@@ -128,7 +129,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
     """
     import pandas as pd
 
-    from corpus_audit.analysis import analyse, quadrant_of
+    from corpus_audit.analysis import analyse, load_bias_map, quadrant_of
 
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -180,7 +181,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
 
     started = time.perf_counter()
     sentences = pd.read_parquet(sentences_path)
-    result = analyse(sentences, seed=options.seed)
+    result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed)
     with atomic_path(outdir / "aq27.csv") as tmp:
         result.bias_map.to_csv(tmp, index=False)
     seconds["analyse"] = time.perf_counter() - started

@@ -241,6 +241,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
               help="Axes file from `corpus-audit axes train` (default: the shipped or cached axes of the model).")
 @click.option("--max-sentences", type=click.IntRange(min=1), default=None,
               help="Score at most this many distinct sentences per illness type (uniform sample, seeded).")
+@click.option("--bias-map", "bias_map", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="BIAS-map CSV (dimension,warmth,competence) instead of the bundled lexicons/bias_map.csv.")
 @click.option("--mask-terms/--no-mask-terms", default=True, show_default=True,
               help="Replace the illness mention by a neutral phrase ('this condition') before embedding, so that the "
                    "point reflects what is said about the illness rather than the illness word itself.")
@@ -248,7 +250,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 @model_options
 @_PROGRESS_OPTION
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
-                  mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None,
+                  bias_map: str | None, mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None,
                   workers: int | None, model: str | None, device: str, batch_size: int, progress: bool | None,
                   **settings) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
@@ -257,6 +259,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     statistics, time per stage) and aq27.csv (BIAS-map share per AQ-27 dimension, mental vs physical,
     with 95% bootstrap CIs and Holm-corrected p-values).
     """
+    from corpus_audit.analysis import BiasMapError
     from corpus_audit.audit import AuditOptions, run_audit
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
@@ -267,7 +270,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     spec = _corpus_spec(corpus, settings)
     options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
                            lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
-                           max_sentences=max_sentences, mask_terms=mask_terms, seed=spec.seed)
+                           max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed)
 
     def load_model():
         embedder = _load_embedder(model, lang, device, batch_size)
@@ -276,7 +279,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     try:
         summary = run_audit(spec, outdir, options, load_model, log=lambda m: click.echo(m, err=True),
                             progress=_show_progress(progress))
-    except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError) as exc:
+    except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError, BiasMapError) as exc:
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write to {outdir}: {exc}") from exc

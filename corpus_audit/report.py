@@ -101,11 +101,12 @@ def missing_figures(outdir: str | Path) -> list[str]:
 
 def replot(outdir: str | Path) -> list[Path]:
     """Rebuild every figure from ``sentences.parquet`` (analysis recomputed with the audit's seed); return the paths."""
-    from corpus_audit.analysis import analyse
+    from corpus_audit.analysis import analyse, load_bias_map
     from corpus_audit.audit import write_figures
 
     sentences, summary = load_audit(outdir)
-    result = analyse(sentences, seed=summary["options"]["seed"])
+    bias_map = load_bias_map(summary["options"].get("bias_map"))
+    result = analyse(sentences, bias_map=bias_map, seed=summary["options"]["seed"])
     return write_figures(sentences, result, Path(outdir))
 
 

@@ -83,3 +83,15 @@ def test_select_sentences_deduplicates_then_caps_each_type():
     capped, _ = select_sentences(frame, 2, seed=0)
     assert capped["illness_type"].value_counts().to_dict() == {"mental": 2, "physical": 2}
     assert capped.index.is_monotonic_increasing
+
+
+def test_custom_bias_map_changes_the_aq27_table(tiny_st_model, tiny_axes, tmp_path):
+    custom = tmp_path / "map.csv"
+    custom.write_text("dimension,warmth,competence,source_note\nKindness,high,any,test\nScorn,low,low,test\n")
+    result = audit(tmp_path / "out", tiny_st_model, tiny_axes, "--bias-map", str(custom))
+    assert result.exit_code == 0, result.output
+    assert pd.read_csv(tmp_path / "out" / "aq27.csv")["dimension"].tolist() == ["Kindness", "Scorn"]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("dimension,warmth,competence\nOdd,lukewarm,any\n")
+    result = audit(tmp_path / "out", tiny_st_model, tiny_axes, "--bias-map", str(bad))
+    assert result.exit_code == 1 and "line 2" in result.output
