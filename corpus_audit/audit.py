@@ -167,13 +167,16 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
                  for s, t in zip(frame["sentence"], frame["terms"])]
         embedder, axes = load_model()
         model_id = embedder.model_id
+        embedding_started = time.perf_counter()
         scores = score_texts(texts, embedder, axes, ScoreSummary())
+        embedding_seconds = time.perf_counter() - embedding_started
         frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
         frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
         with atomic_path(sentences_path) as tmp:
             frame.to_parquet(tmp, index=False)
-        write_text_atomic(outdir / "score.json", json.dumps({"model_id": model_id, "duplicates_removed": duplicates,
-                                                              "sentences_scored": len(frame)}))
+        write_text_atomic(outdir / "score.json", json.dumps({
+            "model_id": model_id, "duplicates_removed": duplicates, "sentences_scored": len(frame),
+            "embedding_seconds": embedding_seconds, "masked": options.mask_terms}))
         checkpoints.mark("score", score_key)
     else:
         log("score: up to date, skipped")
