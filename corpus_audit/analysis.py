@@ -151,16 +151,16 @@ def _percentile_ci(samples: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Plain-Python copy of ``value``: numpy scalars/arrays and DataFrames converted, NaN/inf -> None."""
     if isinstance(value, pd.DataFrame):
-        return [_jsonable(record) for record in value.to_dict(orient="records")]
+        return [jsonable(record) for record in value.to_dict(orient="records")]
     if hasattr(value, "to_dict") and not isinstance(value, (dict, pd.Series)):
         return value.to_dict()
     if isinstance(value, dict):
-        return {str(key): _jsonable(item) for key, item in value.items()}
+        return {str(key): jsonable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
-        return [_jsonable(item) for item in value]
+        return [jsonable(item) for item in value]
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, float) and not math.isfinite(value):
@@ -177,7 +177,7 @@ def _require_columns(df: pd.DataFrame, columns: Iterable[str]) -> None:
                          f"(has: {', '.join(map(str, df.columns))})")
 
 
-def _scored(df: pd.DataFrame) -> pd.DataFrame:
+def scored_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows whose warmth and competence are both finite."""
     _require_columns(df, ("warmth", "competence"))
     warmth = pd.to_numeric(df["warmth"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -185,7 +185,7 @@ def _scored(df: pd.DataFrame) -> pd.DataFrame:
     return df[np.isfinite(warmth) & np.isfinite(competence)]
 
 
-def _group_masks(df: pd.DataFrame) -> dict[str, np.ndarray]:
+def group_masks(df: pd.DataFrame) -> dict[str, np.ndarray]:
     """Boolean row masks of the mental and physical groups ("both" rows are in each)."""
     _require_columns(df, ("illness_type",))
     return {group: df["illness_type"].isin([group, "both"]).to_numpy(dtype=bool) for group in GROUPS}
@@ -201,7 +201,7 @@ def _quadrant_counts(df: pd.DataFrame) -> np.ndarray:
     return np.bincount(index, minlength=len(QUADRANTS))
 
 
-def _region_quadrants(warmth: str, competence: str | None) -> np.ndarray:
+def region_quadrants(warmth: str, competence: str | None) -> np.ndarray:
     """Boolean selector over QUADRANTS of a region (competence None = free)."""
     warm = np.array([label.startswith("warm") for label in QUADRANTS])
     competent = np.array([label.endswith("-competent") for label in QUADRANTS])
@@ -246,9 +246,9 @@ def quadrant_shares(df: pd.DataFrame, by: str = "illness_type") -> pd.DataFrame:
     Returns a DataFrame with columns ``group``, ``n`` (scored sentences), one column per quadrant (shares
     summing to 1; NaN when n = 0) and ``warning`` ("" unless n < MIN_GROUP_SIZE).
     """
-    scored = _scored(df)
+    scored = scored_rows(df)
     if by == "illness_type":
-        masks = _group_masks(scored)
+        masks = group_masks(scored)
         rows = [_shares_row(group, _quadrant_counts(scored[masks[group]]), group) for group in GROUPS]
     elif by == "illnesses":
         _require_columns(scored, ("illnesses",))
@@ -294,7 +294,7 @@ class GroupComparison:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self.__dict__)
+        return jsonable(self.__dict__)
 
 
 def _bootstrap_mean_difference(a: np.ndarray, b: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
@@ -359,7 +359,7 @@ class EnergyTest:
     warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable(self.__dict__)
+        return jsonable(self.__dict__)
 
 
 def _energy_statistics(distances: np.ndarray, in_a: np.ndarray) -> np.ndarray:
@@ -469,8 +469,8 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     dimensions share the same replicates.
     """
     dimensions = list(bias_map) if bias_map is not None else load_bias_map()
-    scored = _scored(df)
-    masks = _group_masks(scored)
+    scored = scored_rows(df)
+    masks = group_masks(scored)
     counts = {group: _quadrant_counts(scored[masks[group]]) for group in GROUPS}
     rng = np.random.default_rng(seed)
     boot = {}
@@ -485,8 +485,8 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     for dim in dimensions:
         row: dict[str, Any] = {"dimension": dim.dimension, "warmth": dim.warmth, "competence": dim.competence,
                                "n_mental": int(counts["mental"].sum()), "n_physical": int(counts["physical"].sum())}
-        lenient = _region_stats(counts, boot, _region_quadrants(dim.warmth, dim.score_competence))
-        strict = (_region_stats(counts, boot, _region_quadrants(dim.warmth, dim.strict_competence))
+        lenient = _region_stats(counts, boot, region_quadrants(dim.warmth, dim.score_competence))
+        strict = (_region_stats(counts, boot, region_quadrants(dim.warmth, dim.strict_competence))
                   if dim.strict_competence else dict.fromkeys(lenient, float("nan")))
         row.update(lenient)
         row.update({f"strict_{key}": value for key, value in strict.items()})
@@ -517,7 +517,7 @@ class AnalysisResult:
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return _jsonable({name: getattr(self, name) for name in self.__dataclass_fields__})
+        return jsonable({name: getattr(self, name) for name in self.__dataclass_fields__})
 
 
 def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, seed: int = 0) -> AnalysisResult:
@@ -530,7 +530,7 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     """
     _require_columns(df, ("illness_type", "illnesses", "warmth", "competence"))
     warnings: list[str] = []
-    scored = _scored(df)
+    scored = scored_rows(df)
     n_unscored = len(df) - len(scored)
     if n_unscored:
         warnings.append(f"{n_unscored} sentence(s) without a finite warmth/competence score were left out")
@@ -542,7 +542,7 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     if n_by_type["both"]:
         warnings.append(f"{n_by_type['both']} sentence(s) mention both a mental and a physical illness and count "
                         "in both groups (the groups overlap)")
-    masks = _group_masks(scored)
+    masks = group_masks(scored)
     mental, physical = scored[masks["mental"]], scored[masks["physical"]]
     comparisons = {score: compare_groups(mental[score], physical[score], seed=seed)
                    for score in ("warmth", "competence")}

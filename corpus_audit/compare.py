@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from corpus_audit.analysis import (GROUPS, QUADRANTS, _group_masks, _jsonable, _scored, compare_groups,
+from corpus_audit.analysis import (GROUPS, QUADRANTS, group_masks, jsonable, scored_rows, compare_groups,
                                    quadrant_shares, two_sample_2d)
 
 SENTENCES = "sentences.parquet"
@@ -91,8 +91,8 @@ def _check_same_model(a: AuditOutput, b: AuditOutput) -> None:
 
 def _group(sentences: pd.DataFrame, group: str) -> pd.DataFrame:
     """Scored sentences of one illness type ("both" sentences included, as in the analysis)."""
-    scored = _scored(sentences)
-    return scored[_group_masks(scored)[group]]
+    scored = scored_rows(sentences)
+    return scored[group_masks(scored)[group]]
 
 
 def _difference(a: float, b: float) -> float:
@@ -176,7 +176,7 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
         "aq27": _compare_aq27(a.aq27, b.aq27, warnings),
         "warnings": list(dict.fromkeys(warnings)),
     }
-    return _jsonable(result)
+    return jsonable(result)
 
 
 def _number(value: float | None, digits: int = 3) -> str:

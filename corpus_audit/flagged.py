@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from corpus_audit.analysis import GROUPS, QUADRANTS, BiasDimension, _region_quadrants, load_bias_map
+from corpus_audit.analysis import GROUPS, QUADRANTS, BiasDimension, region_quadrants, load_bias_map
 from corpus_audit.atomic import atomic_path
 from corpus_audit.compare import SENTENCES, audit_file
 
@@ -40,9 +40,9 @@ def find_dimension(name: str, bias_map: Sequence[BiasDimension] | None = None) -
                                 f"{', '.join(d.dimension for d in dimensions)}")
 
 
-def region_quadrants(dimension: BiasDimension) -> list[str]:
+def dimension_quadrants(dimension: BiasDimension) -> list[str]:
     """Quadrant labels of the dimension's lenient (scored) region."""
-    return [label for label, inside in zip(QUADRANTS, _region_quadrants(dimension.warmth, dimension.score_competence))
+    return [label for label, inside in zip(QUADRANTS, region_quadrants(dimension.warmth, dimension.score_competence))
             if inside]
 
 
@@ -63,7 +63,7 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
     if illness_type is not None and illness_type not in GROUPS:
         raise ValueError(f"unknown illness type {illness_type!r}; valid: {', '.join(GROUPS)}")
     # Resolve the dimension before reading the (possibly large) table, so a typo fails fast.
-    allowed = set(region_quadrants(find_dimension(dimension))) if dimension is not None else set(QUADRANTS)
+    allowed = set(dimension_quadrants(find_dimension(dimension))) if dimension is not None else set(QUADRANTS)
     if quadrant is not None:
         allowed &= {quadrant}
     sentences = pd.read_parquet(audit_file(outdir, SENTENCES), columns=list(EXPORT_COLUMNS))

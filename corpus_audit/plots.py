@@ -66,8 +66,8 @@ def _group_points(df: pd.DataFrame) -> dict[str, np.ndarray]:
     Uses analysis's own row selection so the plotted groups are exactly the analysed ones ("both" in
     each group, unscored rows dropped).
     """
-    scored = analysis._scored(df)
-    masks = analysis._group_masks(scored)
+    scored = analysis.scored_rows(df)
+    masks = analysis.group_masks(scored)
     xy = scored[["warmth", "competence"]].to_numpy(dtype=float)
     return {group: xy[masks[group]] for group in analysis.GROUPS}
 
@@ -190,7 +190,7 @@ def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, 
     An illness's type is the most common non-"both" ``illness_type`` of its sentences (a "both" sentence
     says nothing about which of its illnesses is the mental one); "both" if it only occurs in such sentences.
     """
-    scored = analysis._scored(df)
+    scored = analysis.scored_rows(df)
     lists = scored["illnesses"].map(lambda v: [v] if isinstance(v, str) else list(v) if v is not None else [])
     exploded = scored.assign(illnesses=lists).explode("illnesses").dropna(subset=["illnesses"])
     points: dict[str, np.ndarray] = {}
