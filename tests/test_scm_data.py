@@ -29,24 +29,21 @@ def test_training_only_and_generalisation_lexicons_never_overlap_the_seed():
     assert not extended & seed and not held_out & seed and not held_out & extended
 
 
-def test_lexicon_errors_name_file_and_line(tmp_path):
-    bad = tmp_path / "lex.csv"
-    bad.write_text("word,dimension,polarity\nkind,warmth,high\nodd,niceness,high\n")
-    with pytest.raises(LexiconError, match=r"lex.csv, line 3: dimension 'niceness'"):
-        load_seed_lexicon(bad)
-    bad.write_text("word,dimension\nkind,warmth\n")
-    with pytest.raises(LexiconError, match="missing column"):
-        load_seed_lexicon(bad)
-
-
-def test_template_errors_name_file_and_line(tmp_path):
-    path = tmp_path / "t.csv"
-    path.write_text("template,negate\nThey are {a}.,\nThey are {adjective}.,\n")
-    with pytest.raises(TemplateError, match=r"t.csv, line 3"):
-        read_templates(path)
-    path.write_text("template,negate\nThey are {a}.,b\n")
-    with pytest.raises(TemplateError, match="negate"):
-        read_templates(path)
+@pytest.mark.parametrize(
+    "reader, error, content, message",
+    [
+        (load_seed_lexicon, LexiconError, "word,dimension,polarity\nkind,warmth,high\nodd,niceness,high\n",
+         r"bad.csv, line 3: dimension 'niceness'"),
+        (load_seed_lexicon, LexiconError, "word,dimension\nkind,warmth\n", "missing column"),
+        (read_templates, TemplateError, "template,negate\nThey are {a}.,\nThey are {adjective}.,\n", r"bad.csv, line 3"),
+        (read_templates, TemplateError, "template,negate\nThey are {a}.,b\n", "negate"),
+    ],
+)
+def test_data_file_errors_name_file_and_line(tmp_path, reader, error, content, message):
+    bad = tmp_path / "bad.csv"
+    bad.write_text(content)
+    with pytest.raises(error, match=message):
+        reader(bad)
 
 
 def test_realise_labels_single_negated_and_pair_sentences():
