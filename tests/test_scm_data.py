@@ -8,8 +8,9 @@ import pytest
 from corpus_audit.scm.evaluate import accuracy_by_test, adjective_folds, correct_predictions
 from corpus_audit.scm.lexicon import LexiconError, SeedAdjective, load_seed_lexicon
 from corpus_audit.scm.recipes import RECIPES, training_adjectives, training_sentences
-from corpus_audit.scm.templates import (Template, TemplateError, TemplateSet, load_template_set, read_templates,
-                                        realise)
+from corpus_audit.scm.inflect import Forms
+from corpus_audit.scm.templates import (Subject, Template, TemplateError, TemplateSet, load_template_set,
+                                        read_subjects, read_templates, realise)
 
 
 def test_bundled_seed_lexicon_has_the_235_adjectives():
@@ -37,6 +38,9 @@ def test_training_only_and_generalisation_lexicons_never_overlap_the_seed():
         (load_seed_lexicon, LexiconError, "word,dimension\nkind,warmth\n", "missing column"),
         (read_templates, TemplateError, "template,negate\nThey are {a}.,\nThey are {adjective}.,\n", r"bad.csv, line 3"),
         (read_templates, TemplateError, "template,negate\nThey are {a}.,b\n", "negate"),
+        (read_templates, TemplateError, "template,negate,agree\n{subject} son {a}.,,px\n", r"bad.csv, line 2: agree"),
+        (read_templates, TemplateError, "template,negate,agree\nSon {a}.,,p\n", r"line 2: a template without"),
+        (read_subjects, TemplateError, "subject,gender,number\nellos,m,p\nellas,x,p\n", r"bad.csv, line 3: gender"),
     ],
 )
 def test_data_file_errors_name_file_and_line(tmp_path, reader, error, content, message):
@@ -52,7 +56,7 @@ def test_realise_labels_single_negated_and_pair_sentences():
     templates = TemplateSet(
         [Template("{subject} are {a}."), Template("{subject} are never {a}.", frozenset("a")),
          Template("{subject} are {a} but not {b}.", frozenset("b"))],
-        ["they"],
+        [Subject("they")],
     )
     data = realise(templates, [kind, lazy], pairs_per_template=5, seed=1)
     by_sentence = dict(zip(data.sentences, map(tuple, data.targets)))
@@ -98,3 +102,34 @@ def test_every_bundled_template_file_loads():
         assert load_template_set("en", name).templates
     evaluation = load_template_set("en", "evaluation")
     assert {t.test for t in evaluation.templates} == {"basic", "negation", "composition", "syntax"}
+
+
+def test_spanish_templates_agree_with_the_subject_in_gender_and_number():
+    amable = SeedAdjective("amable", "warmth", 1)
+    vago = SeedAdjective("vago", "competence", -1)
+    forms = {"amable": Forms("amable", "amable", "amables", "amables"), "vago": Forms("vago", "vaga", "vagos", "vagas"),
+             "inútil": Forms("inútil", "inútil", "inútiles", "inútiles")}
+    subjects = [Subject("esas mujeres", "f", "p"), Subject("ellos", "m", "p"), Subject("esta gente", "f", "s")]
+    templates = TemplateSet([Template("{subject} son {a}.", agree="p"), Template("{subject} es {a}.", agree="s"),
+                             Template("Los encuentro {a}.", agree="mp"), Template("{subject} son {a} y {b}.", agree="p")],
+                            subjects, lang="es")
+    data = realise(templates, [amable, vago], forms=forms, pairs_per_template=1)
+    plural = {s for s in data.sentences if " son " in s and " y " not in s}
+    assert plural <= {"Esas mujeres son amables.", "Ellos son amables.", "Esas mujeres son vagas.", "Ellos son vagos."}
+    assert len(plural) == 2 and "Esta gente es vaga." in data.sentences and "Esta gente es amable." in data.sentences
+    assert "Los encuentro vagos." in data.sentences
+    # "y" becomes "e" before an /i/ sound, not before "hie"/"ia"
+    data = realise(TemplateSet([Template("Son {a} y {b}.", agree="mp")], subjects, lang="es"),
+                   [amable, SeedAdjective("inútil", "competence", -1)], forms=forms)
+    assert data.sentences in (["Son amables e inútiles."], ["Son inútiles y amables."])
+
+
+def test_bundled_spanish_templates_load_and_every_template_finds_a_subject():
+    for name in ("training", "reference", "evaluation"):
+        template_set = load_template_set("es", name)
+        assert template_set.lang == "es" and all(t.agree for t in template_set.templates)
+        assert all(s.gender and s.number for s in template_set.subjects)
+    training = load_template_set("es", "training")
+    syntax = {t.text for t in load_template_set("es", "evaluation").templates if t.test == "syntax"}
+    assert not syntax & {t.text for t in training.templates}  # syntactic variants are never trained on
+    assert {(s.gender, s.number) for s in training.subjects} == {("m", "p"), ("f", "p"), ("f", "s"), ("m", "s")}

@@ -6,7 +6,7 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.resources import data_file
+from corpus_audit.resources import data_dir, data_file
 
 DIMENSIONS = ("warmth", "competence")
 POLARITIES = {"high": 1, "low": -1}
@@ -30,6 +30,11 @@ class SeedAdjective:
 
 def seed_lexicon_path(lang: str) -> Path:
     return data_file("lexicons", lang, "scm_seed.csv")
+
+
+def forms_table_path(lang: str) -> Path:
+    """The table of gender/number forms of a language's SCM adjectives (it exists for languages with agreement)."""
+    return data_dir("lexicons") / lang / "scm_forms.csv"
 
 
 def load_seed_lexicon(path_or_lang: str | Path) -> list[SeedAdjective]:

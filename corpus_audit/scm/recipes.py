@@ -8,7 +8,7 @@ import numpy as np
 
 from corpus_audit import __version__
 from corpus_audit.scm.axes import SCMAxes
-from corpus_audit.scm.lexicon import SeedAdjective, load_seed_lexicon, seed_lexicon_path
+from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.resources import data_file, sha256_file
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 
@@ -102,6 +102,8 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
         "recipe": asdict(chosen),
         "lexicon_sha256": sha256_file(lexicon_path),
         "templates_sha256": template_set.sha256,
+        # Gender/number forms shape the training sentences of languages with agreement.
+        "forms_sha256": sha256_file(forms_path) if (forms_path := forms_table_path(lang)).is_file() else None,
         "n_training_sentences": len(data),
         "seed": seed,
         "package_version": __version__,
