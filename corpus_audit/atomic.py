@@ -1,9 +1,12 @@
-"""Atomic file output: write to a temporary file beside the target, then rename over it."""
+"""Safe output: atomic writes (temporary file + rename), early checks of the output location, folder locks."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,3 +41,52 @@ def _umask() -> int:
 def write_text_atomic(target: str | os.PathLike, text: str) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+#: Free space below which an output location is refused before any work starts.
+MIN_FREE_BYTES = 50 * 1024 * 1024
+
+
+class OutputLocationError(OSError):
+    """The output location cannot take the run's outputs (not writable, full, or in use)."""
+
+
+def check_output_location(folder: str | os.PathLike, min_free_bytes: int = MIN_FREE_BYTES) -> Path:
+    """Create ``folder`` if needed and make sure a file can be written there and the disk is not full."""
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check."):
+            pass
+    except OSError as error:
+        raise OutputLocationError(errno.EACCES, f"cannot write to {folder}: {error.strerror or error}") from None
+    free = shutil.disk_usage(folder).free
+    if free < min_free_bytes:
+        raise OutputLocationError(errno.ENOSPC, f"{folder} has only {free / 1e6:.0f} MB free "
+                                                f"(at least {min_free_bytes / 1e6:.0f} MB needed)")
+    return folder
+
+
+@contextlib.contextmanager
+def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
+    """Hold an exclusive lock on ``folder`` (file ``.lock``) for the block, or fail at once if another process
+    holds it. The kernel releases the lock when the holder dies, even from SIGKILL, so no stale lock remains."""
+    path = Path(folder) / ".lock"
+    with open(path, "a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise OutputLocationError(errno.EBUSY, f"{folder} is in use by another run ({holder}); wait for it to "
+                                                   "finish or choose another output folder") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"pid {os.getpid()}")
+        handle.flush()
+        try:
+            yield
+        finally:
+            handle.seek(0)
+            handle.truncate()
+            fcntl.flock(handle, fcntl.LOCK_UN)

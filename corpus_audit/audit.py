@@ -16,14 +16,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from corpus_audit import __version__
-from corpus_audit.atomic import atomic_path, write_text_atomic
+from corpus_audit.atomic import atomic_path, check_output_location, folder_lock, write_text_atomic
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.matcher import default_lexicon_path
 from corpus_audit.readers import STDIN, expand_paths
@@ -32,8 +36,8 @@ from corpus_audit.resources import sha256_file
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Neutral phrase that replaces an illness mention with ``mask_terms``.
-MASK = "this condition"
+# Neutral phrase that replaces an illness mention before embedding (--mask-terms), per language.
+MASKS = {"en": "this condition", "es": "esta afección"}
 CHECKPOINTS = "checkpoints.json"
 
 
@@ -91,10 +95,83 @@ class Checkpoints:
         write_text_atomic(self.path, json.dumps(self.done, indent=2))
 
 
-def mask_mentions(sentence: str, terms: list[str]) -> str:
-    """Replace each matched illness term (whole words, any case) by :data:`MASK`."""
+class ScoreParts:
+    """The score stage in fixed chunks of sentences, each saved (data-only ``.npy``) as soon as it is scored.
+
+    An interrupted audit resumes at the first missing chunk. Chunk boundaries depend only on the sentence
+    list, so a resumed run embeds exactly the batches an uninterrupted one would, and gives the same scores.
+    Parts of another configuration (``key``) are discarded, saying why.
+    """
+
+    CHUNK = 4096
+
+    def __init__(self, folder: Path, key: str, n_texts: int) -> None:
+        self.folder, self.key, self.n_texts = folder, key, n_texts
+        self.meta_path = folder / "meta.json"
+        self.model_id: str | None = None
+
+    def _chunk_path(self, index: int) -> Path:
+        return self.folder / f"part-{index:06d}.npy"
+
+    def _load_meta(self, log: Callable[[str], None]) -> None:
+        try:
+            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            meta = None
+        if meta is not None and meta.get("key") == self.key:
+            self.model_id = meta.get("model_id")
+            return
+        if meta is not None:
+            log("score: discarding saved chunks of another configuration")
+        self.remove()
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def _saved(self, index: int, rows: int) -> np.ndarray | None:
+        try:
+            scores = np.load(self._chunk_path(index), allow_pickle=False)
+        except (OSError, ValueError):
+            return None
+        return scores if scores.shape == (rows, 2) and scores.dtype == np.float32 else None
+
+    def score(self, texts: list[str], load_model: Callable[[], tuple[Any, Any]], log: Callable[[str], None],
+              progress: bool) -> np.ndarray:
+        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored and saved."""
+        from tqdm.auto import tqdm
+
+        from corpus_audit.scoring import score_texts
+
+        self._load_meta(log)
+        model = None
+        out = np.empty((len(texts), 2), dtype=np.float32)
+        reused = 0
+        with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
+            for index, start in enumerate(range(0, len(texts), self.CHUNK)):
+                chunk = texts[start:start + self.CHUNK]
+                scores = self._saved(index, len(chunk))
+                if scores is None:
+                    if model is None:
+                        model = load_model()
+                        self.model_id = model[0].model_id
+                        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id}))
+                    scores = score_texts(chunk, model[0], model[1], show_progress=False)
+                    with atomic_path(self._chunk_path(index)) as tmp, open(tmp, "wb") as handle:
+                        np.save(handle, scores, allow_pickle=False)
+                else:
+                    reused += len(chunk)
+                out[start:start + len(chunk)] = scores
+                bar.update(len(chunk))
+        if reused:
+            log(f"score: resumed, {reused} of {len(texts)} sentences were already scored")
+        return out
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def mask_mentions(sentence: str, terms: list[str], mask: str = MASKS["en"]) -> str:
+    """Replace each matched illness term (whole words, any case) by ``mask``."""
     for term in sorted(set(terms), key=len, reverse=True):
-        sentence = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", MASK, sentence, flags=re.IGNORECASE)
+        sentence = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", mask, sentence, flags=re.IGNORECASE)
     return sentence
 
 
@@ -127,12 +204,17 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
 
     ``load_model`` returns (embedder, axes); it is only called when sentences must be scored.
     """
+    outdir = check_output_location(outdir)
+    with folder_lock(outdir):
+        return _run_stages(spec, outdir, options, load_model, log, progress)
+
+
+def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_model: Callable[[], tuple[Any, Any]],
+                log: Callable[[str], None], progress: bool) -> dict[str, Any]:
     import pandas as pd
 
     from corpus_audit.analysis import analyse, load_bias_map, quadrant_of
 
-    outdir = Path(outdir)
-    outdir.mkdir(parents=True, exist_ok=True)
     checkpoints = Checkpoints(outdir)
     seconds: dict[str, float] = {}
     filtered = outdir / "filtered.parquet"
@@ -160,16 +242,14 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
     model_id = None
     if (reason := checkpoints.fresh("score", score_key, sentences_path)) is not None:
         log(f"score: running ({reason})")
-        from corpus_audit.scoring import ScoreSummary, score_texts
-
         frame, duplicates = select_sentences(pd.read_parquet(filtered), options.max_sentences, options.seed)
-        texts = [mask_mentions(s, list(t)) if options.mask_terms else s
+        texts = [mask_mentions(s, list(t), MASKS[options.lang]) if options.mask_terms else s
                  for s, t in zip(frame["sentence"], frame["terms"])]
-        embedder, axes = load_model()
-        model_id = embedder.model_id
+        parts = ScoreParts(outdir / "score-parts", score_key, len(texts))
         embedding_started = time.perf_counter()
-        scores = score_texts(texts, embedder, axes, ScoreSummary())
+        scores = parts.score(texts, load_model, log, progress)
         embedding_seconds = time.perf_counter() - embedding_started
+        model_id = parts.model_id
         frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
         frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
         with atomic_path(sentences_path) as tmp:
@@ -178,6 +258,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
             "model_id": model_id, "duplicates_removed": duplicates, "sentences_scored": len(frame),
             "embedding_seconds": embedding_seconds, "masked": options.mask_terms}))
         checkpoints.mark("score", score_key)
+        parts.remove()
     else:
         log("score: up to date, skipped")
     seconds["score"] = time.perf_counter() - started

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from corpus_audit import __version__
@@ -18,7 +20,7 @@ def main() -> None:
 
 
 _model_options = [
-    click.option("--lang", type=click.Choice(["en"]), default="en", show_default=True,
+    click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
                  help="Language: picks the default model, lexicon and templates."),
     click.option("--model", default=None,
                  help="Embedding model: 'minilm' (English default), 'use', 'e5-small', or any "
@@ -215,6 +217,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
     illnesses, illness_type and the --keep-field columns) and prints a summary.
     """
+    from corpus_audit.atomic import OutputLocationError, check_output_location
     from corpus_audit.filtering import filter_corpus
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
@@ -224,9 +227,12 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
     try:
+        check_output_location(Path(output).resolve().parent)
         summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, _show_progress(progress))
     except (CorpusError, LexiconError, SegmenterError) as exc:
         raise click.ClickException(str(exc)) from exc
+    except OutputLocationError as exc:
+        raise click.ClickException(exc.strerror) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write {output}: {exc}") from exc
     click.echo(summary.format_text())
@@ -260,7 +266,9 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     with 95% bootstrap CIs and Holm-corrected p-values).
     """
     from corpus_audit.analysis import BiasMapError
+    from corpus_audit.atomic import OutputLocationError
     from corpus_audit.audit import AuditOptions, run_audit
+    from corpus_audit.embedders import EmbedderError, check_model
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
@@ -277,10 +285,14 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
         return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
 
     try:
+        check_model(model, lang, device, batch_size)  # fail now, not when the filter is done
         summary = run_audit(spec, outdir, options, load_model, log=lambda m: click.echo(m, err=True),
                             progress=_show_progress(progress))
-    except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError, BiasMapError) as exc:
+    except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError, BiasMapError,
+            EmbedderError) as exc:
         raise click.ClickException(str(exc)) from exc
+    except OutputLocationError as exc:
+        raise click.ClickException(exc.strerror) from exc
     except OSError as exc:
         raise click.ClickException(f"cannot write to {outdir}: {exc}") from exc
     analysis = summary["analysis"]

@@ -208,6 +208,19 @@ def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu
 
     ``model=None`` picks the language's default.
     """
+    name = check_model(model, lang, device, batch_size)
+    if name in NAMED_MODELS:
+        return NAMED_MODELS[name](device, batch_size)
+    return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
+
+
+def check_model(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> str:
+    """Check the model options without loading any weights; return the model name to load.
+
+    Fails at once (``EmbedderError``) on a bad batch size or device, a language without a default model, a
+    local folder that does not exist, or a hub name that is not in the local Hugging Face cache while the
+    hub is offline (``HF_HUB_OFFLINE=1``), so that a long run never fails only when it reaches embedding.
+    """
     if batch_size < 1:
         raise EmbedderError("batch size must be at least 1")
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
@@ -220,6 +233,20 @@ def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu
     name = model or DEFAULT_MODELS.get(lang)
     if name is None:
         raise EmbedderError(f"no default model for language {lang!r}; pass --model")
-    if name in NAMED_MODELS:
-        return NAMED_MODELS[name](device, batch_size)
-    return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
+    if name in NAMED_MODELS or Path(name).expanduser().is_dir():
+        return name
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise EmbedderError(f"model folder not found: {name}")
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not _in_hub_cache(name):
+        raise EmbedderError(
+            f"model {name!r} is not a named model ({', '.join(NAMED_MODELS)}), not a local folder, and not in the "
+            "Hugging Face cache, and the hub is offline (HF_HUB_OFFLINE); pass a folder or a named model")
+    return name
+
+
+def _in_hub_cache(name: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    # sentence-transformers also resolves bare names under the sentence-transformers organisation.
+    candidates = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    return any(isinstance(try_to_load_from_cache(repo, "config.json"), str) for repo in candidates)

@@ -78,8 +78,11 @@ def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) 
     return rows
 
 
-def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None = None) -> np.ndarray:
-    """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once."""
+def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None = None,
+                show_progress: bool | None = None) -> np.ndarray:
+    """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once.
+
+    ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
     summary = summary if summary is not None else ScoreSummary()
     prepared = []
     for text in texts:
@@ -92,7 +95,7 @@ def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None =
     summary.distinct_texts = len(distinct)
     scores = np.full((len(texts), 2), np.nan, dtype=np.float32)
     if distinct:
-        points = axes.transform(embedder.encode(distinct))
+        points = axes.transform(embedder.encode(distinct, show_progress=show_progress))
         index = {text: row for row, text in enumerate(distinct)}
         for position, text in enumerate(prepared):
             if text:

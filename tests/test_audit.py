@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+import shutil
+import zlib
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit import MASK, mask_mentions, select_sentences
+from corpus_audit.atomic import folder_lock
+from corpus_audit.audit import MASKS, ScoreParts, mask_mentions, select_sentences
 from corpus_audit.cli import main
 
 SAMPLE = str(Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz")
@@ -72,7 +76,10 @@ def test_changed_options_rerun_only_the_stages_they_affect(tiny_st_model, tiny_a
 
 def test_mask_mentions_replaces_whole_words_only():
     sentence = "My Depression and PTSD are worse; depressions aside."
-    assert mask_mentions(sentence, ["Depression", "PTSD"]) == f"My {MASK} and {MASK} are worse; depressions aside."
+    mask = MASKS["en"]
+    assert mask_mentions(sentence, ["Depression", "PTSD"]) == f"My {mask} and {mask} are worse; depressions aside."
+    assert mask_mentions("Tiene DEPRESIÓN y diabetes.", ["DEPRESIÓN", "diabetes"], MASKS["es"]) == \
+        "Tiene esta afección y esta afección."
 
 
 def test_select_sentences_deduplicates_then_caps_each_type():
@@ -95,3 +102,68 @@ def test_custom_bias_map_changes_the_aq27_table(tiny_st_model, tiny_axes, tmp_pa
     bad.write_text("dimension,warmth,competence\nOdd,lukewarm,any\n")
     result = audit(tmp_path / "out", tiny_st_model, tiny_axes, "--bias-map", str(bad))
     assert result.exit_code == 1 and "line 2" in result.output
+
+
+class _HashEmbedder:
+    """Deterministic fake embedder: counts what it embeds and can crash after a number of calls."""
+
+    model_id = "fake:hash@000000000000"
+    dimension = 4
+
+    def __init__(self, crash_after: int | None = None) -> None:
+        self.crash_after, self.calls, self.embedded = crash_after, 0, 0
+
+    def encode(self, texts, show_progress=None):
+        if self.crash_after is not None and self.calls >= self.crash_after:
+            raise KeyboardInterrupt  # the run dies in the middle of embedding
+        self.calls += 1
+        self.embedded += len(texts)
+        return np.array([[zlib.crc32(t.encode()) % 1000 / 500 - 1, len(t) / 50 - 1, 0, 0] for t in texts], np.float32)
+
+
+class _FirstTwoColumns:
+    def transform(self, vectors):
+        return vectors[:, :2]
+
+
+def test_score_parts_resume_after_a_crash_gives_the_uninterrupted_result(tmp_path, monkeypatch):
+    monkeypatch.setattr(ScoreParts, "CHUNK", 10)
+    texts = [f"sentence number {i} about something" for i in range(45)]
+    logs: list[str] = []
+    whole = ScoreParts(tmp_path / "a", "key", len(texts)).score(
+        texts, lambda: (_HashEmbedder(), _FirstTwoColumns()), logs.append, False)
+    crashing = _HashEmbedder(crash_after=2)
+    with pytest.raises(KeyboardInterrupt):
+        ScoreParts(tmp_path / "b", "key", len(texts)).score(texts, lambda: (crashing, _FirstTwoColumns()), logs.append,
+                                                             False)
+    resumed_embedder = _HashEmbedder()
+    parts = ScoreParts(tmp_path / "b", "key", len(texts))
+    resumed = parts.score(texts, lambda: (resumed_embedder, _FirstTwoColumns()), logs.append, False)
+    np.testing.assert_array_equal(resumed, whole)
+    assert resumed_embedder.embedded == 25  # only the three chunks the crash left unscored
+    assert parts.model_id == _HashEmbedder.model_id
+    assert "score: resumed, 20 of 45 sentences were already scored" in logs
+    # Saved chunks of another configuration are never reused.
+    other = _HashEmbedder()
+    ScoreParts(tmp_path / "b", "other key", len(texts)).score(texts, lambda: (other, _FirstTwoColumns()),
+                                                              logs.append, False)
+    assert other.embedded == 45 and "score: discarding saved chunks of another configuration" in logs
+
+
+def test_guard_rails_fail_before_any_work(tmp_path, tiny_st_model, tiny_axes, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = audit(blocker / "out", tiny_st_model, tiny_axes)
+    assert result.exit_code == 1 and "cannot write to" in result.output
+    result = CliRunner().invoke(main, ["audit", SAMPLE, "--lang", "en", "-o", str(tmp_path / "m"), "--model",
+                                       str(tmp_path / "no-model")])
+    assert result.exit_code == 1 and "model folder not found" in result.output
+    assert not (tmp_path / "m" / "filtered.parquet").exists()  # nothing was filtered first
+    outdir = tmp_path / "busy"
+    outdir.mkdir()
+    with folder_lock(outdir):
+        result = audit(outdir, tiny_st_model, tiny_axes)
+    assert result.exit_code == 1 and "is in use by another run (pid" in result.output
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(10**9, 10**9 - 10**6, 10**6))
+    result = audit(tmp_path / "full", tiny_st_model, tiny_axes)
+    assert result.exit_code == 1 and "has only 1 MB free" in result.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus_audit.embedders import Embedder, EmbedderError, SentenceTransformerEmbedder, load_embedder
+from corpus_audit.embedders import Embedder, EmbedderError, SentenceTransformerEmbedder, check_model, load_embedder
 
 
 class LengthEmbedder(Embedder):
@@ -55,9 +55,16 @@ def test_sentence_transformers_backend_identity(tiny_st_model):
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, rtol=1e-5)
 
 
-def test_load_errors_are_clear(tmp_path):
+def test_load_errors_are_clear(tmp_path, monkeypatch):
+    with pytest.raises(EmbedderError, match="model folder not found"):
+        check_model(str(tmp_path / "missing"))
     with pytest.raises(EmbedderError, match="cannot load sentence-transformers model"):
-        load_embedder(str(tmp_path / "missing"))
+        load_embedder(str(tmp_path))  # a folder, but not a model
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(EmbedderError, match="not in the Hugging Face cache"):
+        check_model("someone/no-such-model")
+    assert check_model(None, lang="en") == "minilm"
     with pytest.raises(EmbedderError, match="unknown device"):
         load_embedder("minilm", device="tpu")
     with pytest.raises(EmbedderError, match="no default model"):

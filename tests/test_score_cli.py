@@ -117,6 +117,6 @@ def test_unknown_model_and_device_are_clear_errors(tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("They are kind.\n")
     result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", str(tmp_path / "no-such-model"))
-    assert result.exit_code == 1 and "cannot load sentence-transformers model" in result.output
+    assert result.exit_code == 1 and "model folder not found" in result.output
     result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "use", "--device", "cuda")
     assert result.exit_code == 1 and ("CPU only" in result.output or "no CUDA device" in result.output)
