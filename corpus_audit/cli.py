@@ -147,6 +147,31 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
         click.echo(f"wrote {json_path}")
 
 
+@main.group("lexicon")
+def lexicon_group() -> None:
+    """Maintain the editable language data (lexicons/)."""
+
+
+@lexicon_group.command("forms")
+@click.option("--lang", type=click.Choice(["es"]), default="es", show_default=True,
+              help="Language whose SCM adjectives take gender/number forms.")
+@click.option("--backend", type=click.Choice(["auto", "lookup", "rule", "stanza"]), default="auto", show_default=True,
+              help="'lookup': forms attested in spacy-lookups-data (pip install 'corpus-audit[lexicon-tools]'), "
+                   "rules for the rest; 'rule': rules only; 'stanza': also check every form with a local Stanza "
+                   "Spanish model; 'auto': whatever is installed.")
+def lexicon_forms_command(lang: str, backend: str) -> None:
+    """Regenerate lexicons/<lang>/scm_forms.csv, the masculine/feminine x singular/plural forms of every SCM
+    adjective. Rows whose source is 'manual' are your corrections: they are kept as they are."""
+    from corpus_audit.scm.inflect import BackendUnavailableError, FormsTableError, rebuild_forms_table
+
+    try:
+        path, counts = rebuild_forms_table(lang, backend)
+    except (BackendUnavailableError, FormsTableError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"wrote {path}: {sum(counts.values())} rows (" +
+               ", ".join(f"{source} {count}" for source, count in sorted(counts.items())) + ")")
+
+
 _corpus_options = [
     click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None, help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
     click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text."),

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from corpus_audit.atomic import atomic_path, write_text_atomic
 from corpus_audit.matcher import IllnessMatcher, illness_type
-from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, read_line_batch
+from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, read_line_batch, scrub_surrogates
 from corpus_audit.resources import sha256_file
 from corpus_audit.segment import Segmenter, import_spacy_without_torch
 
@@ -223,9 +223,11 @@ def _field_value(doc: Document, name: str) -> str | None:
     if name == "source":
         return doc.source
     value = doc.meta.get(name)
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+    return scrub_surrogates(value)
 
 
 def output_schema(keep_fields: Iterable[str]) -> pa.Schema:

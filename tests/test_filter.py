@@ -148,3 +148,41 @@ def test_stdin_and_txt_line_docs(tmp_path: Path) -> None:
     txt.write_text("nada\nTiene asma.\n", encoding="utf-8")
     code, output = run(str(txt), "--lang", "es", "-o", str(out), "--line-docs")
     assert code == 0 and pq.read_table(out).column("doc_id").to_pylist() == [f"{txt}:2"]
+
+
+def _filter_rows(files: list[str], lang: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
+    """Rows and summary of the sequential pipeline, with the fast paths (orjson, the Rust pre-filter, the
+    warmed tokenizer cache, the ASCII one-sentence check) on, or all off."""
+    from corpus_audit import readers
+
+    with monkeypatch.context() as patch:
+        matcher = IllnessMatcher.for_language(lang)
+        segmenter = Segmenter(lang)
+        if not fast:
+            patch.setattr(readers, "orjson", None)
+            matcher._fast_prefilter = None
+            patch.setattr(Segmenter, "_warm_tokenizer_cache", lambda self, tokenizer, line: None)
+            patch.setattr(Segmenter, "_is_one_sentence", lambda self, line: not self._one_sentence.search(line.rstrip(".!?")))
+            segmenter.nlp.tokenizer.max_cache_size = 0
+        summary = FilterSummary(lang=lang)
+        docs = iter_documents(files, ReaderOptions(), summary.reading)
+        rows = [row.to_row() for row in iter_kept_sentences(docs, matcher, segmenter, summary, ("source", "meta"))]
+    return rows, summary.to_dict()
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_fast_paths_give_the_same_rows_and_counts(tmp_path: Path, lang: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    texts = ["I'm sure it's asthma. Dr. Smith said so!\nU.S. flu season :) ok", "EE. UU. tiene diabetes. ¿Y asma? Sí.",
+             "caf\u00e9 anxiety... \u00bfdepresi\u00f3n?  Alzheimer\u2019s\tdisease.\u00a0Fine", "lone \ud800 asthma. x",
+             "DEPRESIÓN y ANSIEDAD. Fin", "Please add sugar. I have ADD. The flu!!! (yes.) no"]
+    records = [{"id": f"t{i}", "text": text, "meta": {"score": i / 3, "big": 2**70}} for i, text in enumerate(texts)]
+    tricky = tmp_path / "tricky.jsonl"
+    lines = [json.dumps(r, ensure_ascii=ascii_).encode("utf-8", "surrogatepass") for ascii_ in (True, False) for r in records]
+    tricky.write_bytes(b"\n".join(lines + [b'{"id": "bad", "text": "asthma"', b'{"id": "nan", "text": "flu. Cold.", "v": NaN}',
+                                           b'{"text": "caf\xe9 asthma"}', b'{"id": "x"}']) + b"\n")
+    sample = {"en": "corpus_reddit_sample_en.jsonl.gz", "es": "corpus_codiesp_sample_es.jsonl.gz"}[lang]
+    files = [str(tricky), str(DATA / sample)]
+    fast = _filter_rows(files, lang, True, monkeypatch)
+    slow = _filter_rows(files, lang, False, monkeypatch)
+    assert fast == slow
+    assert len(fast[0]) > 30 and fast[1]["records_skipped"] == 4  # truncated, 2 x bad UTF-8, no text

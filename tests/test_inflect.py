@@ -241,3 +241,30 @@ def test_accuracy_on_the_gold_sample():
     accuracy = 1 - len(errors) / total
     print(f"gold accuracy {accuracy:.3f} ({len(errors)} wrong of {total})", *errors, sep="\n")
     assert accuracy >= 0.97, errors
+
+
+def test_lexicon_forms_command_regenerates_the_shipped_table_and_keeps_manual_rows(tmp_path, monkeypatch):
+    import shutil
+
+    from click.testing import CliRunner
+
+    from corpus_audit import cli
+    from corpus_audit.scm import inflect as inflect_module
+    from corpus_audit.resources import data_dir
+
+    shipped = data_dir("lexicons") / "es"
+    folder = tmp_path / "es"
+    folder.mkdir()
+    for name in ("scm_seed.csv", "scm_extended.csv", "scm_generalisation.csv"):
+        shutil.copy(shipped / name, folder / name)
+    (folder / "scm_forms.csv").write_text("lemma,ms,fs,mp,fp,source\nsimpático,simpático,simpatiquísima,"
+                                          "simpáticos,simpáticas,manual\n", encoding="utf-8")
+    monkeypatch.setattr(inflect_module, "data_dir", lambda kind: tmp_path)
+    result = CliRunner().invoke(cli.main, ["lexicon", "forms", "--lang", "es", "--backend", "rule"])
+    assert result.exit_code == 0, result.output
+    regenerated = read_forms_table(folder / "scm_forms.csv")
+    bundled = read_forms_table(shipped / "scm_forms.csv")
+    assert regenerated["simpático"].fs == "simpatiquísima"  # the user's correction wins
+    assert {lemma: forms for lemma, forms in regenerated.items() if lemma != "simpático"} == \
+        {lemma: forms for lemma, forms in bundled.items() if lemma != "simpático"}
+    assert f"{len(bundled)} rows" in result.output and "manual 1" in result.output

@@ -150,3 +150,49 @@ def test_custom_lexicon_context_rules(tmp_path: Path) -> None:
     assert illnesses(matcher, "There was no gout.") == set()
     assert illnesses(matcher, "a joint flare") == {"flare"}
     assert illnesses(matcher, "a solar flare") == set()
+
+
+# --- The Rust pre-filter (ahocorasick_rs) answers exactly as the pyahocorasick one --------------------------
+
+_NOISE = ["", " ", "_", "x", "9", "-", "'", "’", ".", ",", "é", "É", "ñ", "ß", "İ", "K", "\u0301", "\u200b", "😀",
+          "𝔸", "\n", "\t", "\xa0", "\ud800", "\udfff", "日本", "ﬁ", "Σ", "ς"]
+
+
+def _term_spellings(matcher: IllnessMatcher) -> list[str]:
+    spellings = set()
+    for entry in matcher.entries:
+        term = entry.term
+        spellings.update({term, term.lower(), term.upper(), term.title(), fold(term), term.replace("'", "’")})
+    return sorted(spellings)
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_rust_prefilter_agrees_with_pyahocorasick(language: str, matchers: dict[str, IllnessMatcher]) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    matcher = matchers[language]
+    assert matcher._fast_prefilter is not None  # the fast path is the one under test
+    pieces = st.one_of(st.sampled_from(_term_spellings(matcher)), st.sampled_from(_NOISE), st.text(max_size=4))
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(pieces, max_size=12))
+    def check(parts: list[str]) -> None:
+        text = "".join(parts)
+        assert matcher.has_candidate(text) == matcher._has_candidate_reference(text.lower()), text
+
+    check()
+
+
+def test_rust_prefilter_edge_cases_and_pickling(matchers: dict[str, IllnessMatcher]) -> None:
+    import pickle
+
+    matcher = matchers["en"]
+    cases = ["asthma", "ASTHMA.", "xasthma", "asthma_", "😀asthma😀", "𝔸 asthma", "asthma\ud800", "\ud800 flu",
+             "café flu", "the FLU’s", "Alzheimer’s", "ADHD", "İ adhd", "influence reflux", "", "a" * 10_000 + " flu"]
+    expected = [matcher._has_candidate_reference(text.lower()) for text in cases]
+    assert [matcher.has_candidate(text) for text in cases] == expected
+    assert expected[:3] == [True, True, False] and expected[6:8] == [True, True]
+    copy = pickle.loads(pickle.dumps(matcher))  # worker processes where fork is unavailable
+    assert copy._fast_prefilter is not None
+    assert [copy.has_candidate(text) for text in cases] == expected

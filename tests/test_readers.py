@@ -197,3 +197,122 @@ def test_hf_dataset_builder_on_local_files(tmp_path: Path, monkeypatch: pytest.M
     assert docs[0].meta["lang"] == "en" and docs[0].source == "hf:json[train]"
     with pytest.raises(CorpusError, match="cannot open Hugging Face dataset"):
         list(iter_documents([], ReaderOptions(), ReadStats(), hf_dataset=str(tmp_path / "nothing_here")))
+
+
+# --- orjson fast path: the same records as json, or json decides ------------------------------------------
+
+JSON_EDGE_CASES = [
+    b'{"a": 1}', b'\xef\xbb\xbf{"a": 1}', b'{"a": "\\ud800"}', b'{"a": "\\udc00x"}', b'{"a": "\\ud83d\\ude00"}',
+    b'{"a": 18446744073709551615}', b'{"a": 18446744073709551616}', b'{"a": -9223372036854775808}',
+    b'{"a": -9223372036854775809}', b'{"a": [1, {"b": 123456789012345678901234567890}]}', b'{"a": 1e400}',
+    b'{"a": -0}', b'{"a": -0.0}', b'{"a": 0.1}', b'{"a": NaN}', b'{"a": Infinity}', b'{"a": "x\x01y"}',
+    b'{"a": "x\x7fy"}', b'{"a": 1}\x0c', b'{"a": 1}\r\n', b'{"a": 1, "a": 2, "b": 3}', b'\t{"a": 1} ', b'{"a": "\xed\xa0\x80"}',
+    b'{"a": "\xc3"}', b'{"a": "\xc0\x80"}', b'{"a": "\xf4\x90\x80\x80"}', b'[1, 2]', b'"s"', b'null', b'{"a": 01}',
+    b'{"a": "\\/\\u0000\\n"}', b'{"\\u00e9": "caf\\u00e9"}', b'{"a": true,}', b'{"a": [1,]}', b'{"a" 1}', b'{',
+    b'{"a": "\\x"}', b'{"a": 1}{"b": 2}', b'[' * 3000 + b']' * 3000,
+]
+
+
+def _reference_loads(raw: bytes) -> str:
+    """What the reader made of a line before orjson: the record's repr, or the error."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return "invalid UTF-8"
+    try:
+        return repr(json.loads(text))
+    except json.JSONDecodeError as exc:
+        return f"malformed JSON ({exc.msg})"
+    except RecursionError:
+        return "RecursionError"
+
+
+def _check_fast_loads(raw: bytes) -> bool:
+    """Whether orjson decided ``raw``; if it did, its record must be json's, repr for repr (types, float signs,
+    key order)."""
+    from corpus_audit.readers import _UNDECIDED, _loads_fast
+
+    record = _loads_fast(raw)
+    if record is _UNDECIDED:
+        return False
+    assert repr(record) == _reference_loads(raw), raw
+    return True
+
+
+def test_orjson_fast_path_edge_cases() -> None:
+    from corpus_audit import readers
+
+    assert readers.orjson is not None  # the fast path is the one under test
+    decided = [raw for raw in JSON_EDGE_CASES if _check_fast_loads(raw)]
+    assert b'{"a": 1}' in decided and b'{"a": 1, "a": 2, "b": 3}' in decided
+    # Integers beyond 64 bits (orjson: floats), floats, NaN, lone surrogates, BOM, bad UTF-8: json decides.
+    for raw in (b'{"a": 18446744073709551616}', b'{"a": -0.0}', b'{"a": NaN}', b'{"a": "\\ud800"}', b'\xef\xbb\xbf{"a": 1}',
+                b'{"a": "\xc3"}', b'[' * 3000 + b']' * 3000):
+        assert raw not in decided
+
+
+def test_orjson_fast_path_random_values() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2**70), max_value=2**70)
+               | st.floats(allow_nan=False) | st.text() | st.sampled_from(["\ud800", "a\udfffb", "\x00", "\u2028", "é😀"]))
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+                          max_leaves=12)
+
+    @settings(max_examples=500, deadline=None, derandomize=True)
+    @given(st.dictionaries(st.sampled_from(["id", "text", "meta", "a", "é"]), values, max_size=5), st.booleans(), st.booleans())
+    def check(record: dict, ensure_ascii: bool, pad: bool) -> None:
+        raw = json.dumps(record, ensure_ascii=ensure_ascii).encode("utf-8", "surrogatepass")
+        _check_fast_loads(b" " + raw + b"\r\n" if pad else raw)
+
+    check()
+
+
+def test_orjson_fast_path_random_bytes() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    alphabet = [b'{', b'}', b'[', b']', b'"', b':', b',', b' ', b'\\', b'u', b'd8', b'00', b'1', b'-', b'.', b'e', b'0',
+                b'true', b'null', b'NaN', b'\n', b'\t', b'\x00', b'\xc3', b'\xa9', b'\xed\xa0\x80', b'a', b'"text": ']
+    chunks = st.lists(st.sampled_from(alphabet), max_size=20)
+
+    @settings(max_examples=1500, deadline=None, derandomize=True)
+    @given(chunks)
+    def check(parts: list[bytes]) -> None:
+        _check_fast_loads(b"".join(parts))
+
+    check()
+
+
+def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from corpus_audit import readers
+
+    path = tmp_path / "mixed.jsonl"
+    good = [{"id": 1, "text": "caf\u00e9 \u00e9t\u00e9", "n": 18446744073709551616}, {"id": "f", "text": "x", "score": -0.0},
+            {"text": "no id", "meta": {"deep": [1, [2.5, None]]}}, {"id": "s", "text": "lone \ud800 surrogate"},
+            {"id": 18446744073709551617, "text": "big id"}, {"id": "dup", "text": "first", "text": "second"}]
+    lines = [json.dumps(record).encode("utf-8", "surrogatepass") + b"\n" for record in good]
+    lines[5] = b'{"id": "dup", "text": "first", "text": "second"}\n'
+    lines += [b'{"id": "nan", "text": "t", "v": NaN}\n', b'\xef\xbb\xbf{"id": "bom", "text": "t"}\n', b'{"text": "caf\xe9"}\n',
+              b'{"id": "ctl", "text": "a\x01b"}\n', b'{"id": "trail", "text": "t",}\n', b'[1]\n', b'{"id": "nt"}\n', b'  \r\n']
+    path.write_bytes(b"".join(lines))
+
+    def snapshot() -> tuple:
+        docs, stats = read(path)
+        return [(d.id, d.text, repr(d.meta), d.line) for d in docs], stats.to_dict()
+
+    fast = snapshot()
+    monkeypatch.setattr(readers, "orjson", None)
+    assert snapshot() == fast
+    assert [doc[0] for doc in fast[0]] == ["1", "f", f"{path}:3", "s", "18446744073709551617", "dup", "nan"]
+    assert fast[1]["records_skipped"] == 6  # BOM, Latin-1, control character, trailing comma, list, no text
+
+
+def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) -> None:
+    # json accepts "\ud800" escapes; neither spaCy nor Parquet accept the string they make.
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"id": "a\\udc00", "text": "lone \\ud800 asthma", "x": 1}\n'
+                    '{"id": "b", "text": "pair \\ud83d\\ude00 ok"}\n', encoding="utf-8")
+    docs = list(read_file(str(path), ReaderOptions(), ReadStats()))
+    assert [(d.id, d.text) for d in docs] == [("a\ufffd", "lone \ufffd asthma"), ("b", "pair \U0001f600 ok")]

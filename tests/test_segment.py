@@ -65,3 +65,78 @@ def test_one_sentence_shortcut_matches_spacy(lang: str) -> None:
             texts = [json.loads(line)["text"] for line, _ in zip(handle, range(150))]
         for text in texts:
             assert list(segmenter.sentences(text)) == _spacy_only(segmenter, text)
+
+
+# --- Fast paths of the blank pipeline: same tokens, same sentences as spaCy alone --------------------------
+
+TRICKY_WORDS = [
+    "I'm", "don't", "it's", "It’s", "y'all", "can't", "'s", "’s", "e.g.", "i.e.", "Dr.", "Mr.", "U.S.", "a.m.", "3p.m.",
+    "EE.", "UU.", "EE. UU.", "etc.", "Sr.", "p.ej.", ":)", ":-(", "(:", "<3", ":D", "o.O", "^_^", "...", "?!", "!!!", "?",
+    ".", "!", "¿Qué?", "¡Sí!", "«Sí.»", '"hi"', "'quoted'", "(yes.)", "[1]", "3.5", "$10.", "50%", "anxiety", "asthma.",
+    "ADHD", "Alzheimer's", "well-known", "--", "—", "http://x.org/a.b", "user@mail.com", "café", "niño", "日本。", "😀",
+    "😀.", "x", "_", "a_b.", "#tag", "@user", "..", "A.", "b.", "No", "yes", "The", "end.)", "U.K.", "vs.", "Ph.D.",
+]
+SEPARATORS = [" ", " ", " ", " ", "  ", "\t", "\xa0", " \u2009 "]
+
+
+def _token_view(doc) -> list[tuple]:
+    return [(t.text, t.idx, t.whitespace_, t.is_punct) for t in doc]
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_warmed_tokenizer_cache_never_changes_tokens(lang: str) -> None:
+    import spacy
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    reference = spacy.blank(lang).tokenizer
+    reference.max_cache_size = 0  # never caches: every word tokenized by the rules
+    segmenter = Segmenter(lang)
+    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=4)
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), min_size=1, max_size=30))
+    def check(parts: list[tuple[str, str]]) -> None:
+        line = "".join(word + separator for word, separator in parts).strip()
+        doc = segmenter._tokenize(line)  # warms the cache with the line's words first
+        assert _token_view(doc) == _token_view(reference(line))
+        assert doc.text == line  # what _sentencizer_texts relies on
+
+    check()
+    assert len(segmenter._warmed) > 50
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_sentences_of_random_texts_match_spacy(lang: str) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    segmenter = Segmenter(lang)
+    reference = Segmenter(lang)
+    reference.nlp.tokenizer.max_cache_size = 0
+    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
+    separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(st.tuples(words, separators), max_size=40))
+    def check(parts: list[tuple[str, str]]) -> None:
+        text = "".join(word + separator for word, separator in parts)
+        assert list(segmenter.sentences(text)) == _spacy_only(reference, text)
+
+    check()
+
+
+def test_one_sentence_check_ascii_shortcut() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    segmenter = Segmenter("en")
+    segmenter.nlp
+    assert segmenter._ascii_marks == ("!", ".", "?")
+
+    @settings(max_examples=500, deadline=None, derandomize=True)
+    @given(st.text(alphabet=st.sampled_from("ab .!?,;:'\"()…。¿¡؟।é😀\u3002")))
+    def check(line: str) -> None:
+        assert segmenter._is_one_sentence(line) == (not segmenter._one_sentence.search(line.rstrip(".!?")))
+
+    check()

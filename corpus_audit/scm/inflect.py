@@ -12,7 +12,7 @@
    a form it rejects is kept but the source label says so.
 
 The generated table ``lexicons/es/scm_forms.csv`` ships with the package, so running an audit needs neither
-``spacy-lookups-data`` nor Stanza. Regenerate it with ``python -m corpus_audit.scm.inflect``; rows whose
+``spacy-lookups-data`` nor Stanza. Regenerate it with ``corpus-audit lexicon forms --lang es``; rows whose
 ``source`` is ``manual`` are user corrections and survive regeneration.
 """
 
@@ -366,23 +366,14 @@ def forms_for(lemmas: Iterable[str], path: str | Path | None = None) -> dict[str
     return {lemma: table[lemma] if lemma in table else _inflect(lemma, None, None)[0] for lemma in lemmas}
 
 
-def main() -> None:
-    """Regenerate the bundled Spanish forms table from the Spanish SCM lexicons."""
-    import argparse
-
+def rebuild_forms_table(lang: str = "es", backend: str = "auto") -> tuple[Path, dict[str, int]]:
+    """Regenerate ``lexicons/<lang>/scm_forms.csv`` for every adjective of the language's SCM lexicons
+    (seed, extended, generalisation); return the table's path and its rows per source."""
     from corpus_audit.scm.lexicon import load_seed_lexicon
 
-    parser = argparse.ArgumentParser(description=main.__doc__)
-    parser.add_argument("--backend", choices=BACKENDS, default="auto")
-    args = parser.parse_args()
-    folder = data_dir("lexicons") / "es"
+    folder = data_dir("lexicons") / lang
     words = [adjective.word
-             for name in ("scm_seed.csv", "scm_extended.csv", "scm_generalisation.csv")
+             for name in ("scm_seed.csv", "scm_extended.csv", "scm_generalisation.csv") if (folder / name).is_file()
              for adjective in load_seed_lexicon(folder / name)]
-    counts = write_forms_table(words, folder / "scm_forms.csv", args.backend)
-    print(f"{folder / 'scm_forms.csv'}: {sum(counts.values())} rows; " +
-          ", ".join(f"{source} {count}" for source, count in sorted(counts.items())))
-
-
-if __name__ == "__main__":
-    main()
+    target = folder / "scm_forms.csv"
+    return target, write_forms_table(words, target, backend)
