@@ -79,31 +79,24 @@ TRICKY_WORDS = [
 SEPARATORS = [" ", " ", " ", " ", "  ", "\t", "\xa0", " \u2009 "]
 
 
-def _token_view(doc) -> list[tuple]:
-    return [(t.text, t.idx, t.whitespace_, t.is_punct) for t in doc]
-
-
 @pytest.mark.parametrize("lang", ["en", "es"])
-def test_warmed_tokenizer_cache_never_changes_tokens(lang: str) -> None:
-    import spacy
+def test_sentence_starts_from_words_equal_those_from_the_whole_line(lang: str) -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    reference = spacy.blank(lang).tokenizer
-    reference.max_cache_size = 0  # never caches: every word tokenized by the rules
     segmenter = Segmenter(lang)
+    segmenter.nlp  # builds the blank pipeline and the patterns _sentence_starts uses
     words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=4)
 
-    @settings(max_examples=300, deadline=None, derandomize=True)
+    @settings(max_examples=500, deadline=None, derandomize=True)
     @given(st.lists(st.tuples(words, st.sampled_from(SEPARATORS)), min_size=1, max_size=30))
     def check(parts: list[tuple[str, str]]) -> None:
         line = "".join(word + separator for word, separator in parts).strip()
-        doc = segmenter._tokenize(line)  # warms the cache with the line's words first
-        assert _token_view(doc) == _token_view(reference(line))
-        assert doc.text == line  # what _sentencizer_texts relies on
+        if line:
+            assert segmenter._sentence_starts(line) == segmenter._sentence_starts_of_doc(line)
 
     check()
-    assert len(segmenter._warmed) > 50
+    assert len(segmenter._word_cache) > 50 and segmenter._multiword_specials == (("EE. UU.", "Ee. Uu.") if lang == "es" else ())
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
@@ -113,7 +106,6 @@ def test_sentences_of_random_texts_match_spacy(lang: str) -> None:
 
     segmenter = Segmenter(lang)
     reference = Segmenter(lang)
-    reference.nlp.tokenizer.max_cache_size = 0
     words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
     separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
 
