@@ -17,6 +17,7 @@ import csv
 import glob
 import gzip
 import io
+import itertools
 import json
 import random
 import re
@@ -43,6 +44,14 @@ _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "
                ".text": "txt", ".parquet": "parquet"}
 STDIN = "-"
 MAX_EXAMPLES = 20  # bad records quoted in the summary, per run
+# Deeper JSON records are bad records: json's parser raises RecursionError near 1,000 levels (fewer inside a
+# deep call stack), so a fixed, lower limit makes every reading path (orjson or json, one process or workers)
+# accept the same records. Real corpora nest a few levels.
+MAX_JSON_DEPTH = 256
+# The csv module refuses fields above 128 KB by default, which would drop long documents; this limit only
+# bounds the memory an unclosed quote (a field running to the end of the file) can take.
+MAX_CSV_FIELD_CHARS = 1 << 24
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark: an encoding signature at the start of a file, not text
 # Errors a decompressor raises on a truncated or corrupt stream.
 _STREAM_ERRORS = (EOFError, OSError, zlib.error, zstandard.ZstdError)
 _PARQUET_BATCH_ROWS = 1024
@@ -207,6 +216,8 @@ def _lines(handle: BinaryIO, stats: ReadStats, on_error: Callable[[str, int], No
     try:
         for number, raw in enumerate(reader, start=1):
             stats.bytes_read += len(raw)
+            if number == 1 and raw.startswith(BOM):
+                raw = raw[len(BOM):]
             yield number, raw
     except _STREAM_ERRORS as exc:
         on_error(f"truncated or corrupt file ({type(exc).__name__})", number + 1)
@@ -256,6 +267,16 @@ def scrub_surrogates(value: str) -> str:
     return _SURROGATE.sub("\ufffd", value) if not value.isascii() and _has_surrogates(value) else value
 
 
+def field_text(value: Any) -> str | None:
+    """A record field as text, for output columns that must hold one type whatever the input: JSON for
+    objects and lists, ``str`` for other values, None kept; lone surrogates replaced."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        value = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+    return scrub_surrogates(value)
+
+
 _UNDECIDED = object()
 
 
@@ -296,6 +317,33 @@ def _holds_float(value: Any) -> bool:
     return False
 
 
+_TOO_DEEP = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
+
+
+def _json_error(exc: ValueError) -> str:
+    """The skip reason for a json parse error: JSONDecodeError, or the ValueError of an integer longer than
+    Python's int/str conversion limit (4,300 digits), whose message would make a reason per digit count."""
+    return f"malformed JSON ({exc.msg})" if isinstance(exc, json.JSONDecodeError) else "malformed JSON (number too long)"
+
+
+def _too_deep(record: Any, brackets: int) -> bool:
+    """Whether ``record``, whose JSON text holds ``brackets`` opening brackets, nests deeper than
+    MAX_JSON_DEPTH (walked only when there are enough brackets for that)."""
+    if brackets <= MAX_JSON_DEPTH:
+        return False
+    stack = [(record, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = value.values()
+        elif not isinstance(value, list):
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((item, depth + 1) for item in value)
+    return False
+
+
 def _read_jsonl(path: str, lines: Iterator[tuple[int, bytes]], convert: _RecordConverter) -> Iterator[Document]:
     stats, strict = convert.stats, convert.options.strict
     fast = orjson is not None
@@ -309,9 +357,15 @@ def _read_jsonl(path: str, lines: Iterator[tuple[int, bytes]], convert: _RecordC
                 continue
             try:
                 record = json.loads(text)
-            except json.JSONDecodeError as exc:
-                stats.skip(f"malformed JSON ({exc.msg})", path, number, strict)
+            except ValueError as exc:
+                stats.skip(_json_error(exc), path, number, strict)
                 continue
+            except RecursionError:
+                stats.skip(_TOO_DEEP, path, number, strict)
+                continue
+        if _too_deep(record, raw.count(b"[") + raw.count(b"{")):
+            stats.skip(_TOO_DEEP, path, number, strict)
+            continue
         doc = convert(record, path, number, f"{path}:{number}")
         if doc is not None:
             yield doc
@@ -322,7 +376,7 @@ def _read_json(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterat
     stats, strict = convert.stats, convert.options.strict
     buffered = io.BufferedReader(handle) if not isinstance(handle, io.BufferedIOBase) else handle
     try:
-        head = buffered.peek(64).lstrip()
+        head = buffered.peek(64).removeprefix(BOM).lstrip()
     except _STREAM_ERRORS as exc:
         stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
         return
@@ -335,39 +389,88 @@ def _read_json(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterat
         stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
         return
     stats.bytes_read += len(data)
+    yield from _read_json_array(path, data.removeprefix(BOM), convert)
+
+
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _read_json_array(path: str, data: bytes, convert: _RecordConverter) -> Iterator[Document]:
+    """The records of a JSON array, decoded one at a time, so that a bad record (invalid UTF-8, too deep, not
+    an object...) is skipped alone, and a syntax error, after which records cannot be delimited, ends the file
+    but keeps the records before it. Documents' lines are where their records start; default ids keep the
+    record's position in the array."""
+    stats, strict = convert.stats, convert.options.strict
     try:
-        records = json.loads(data.decode("utf-8"))
+        text = data.decode("utf-8")
+        invalid_bytes = False
     except UnicodeDecodeError:
-        stats.skip("invalid UTF-8", path, None, strict)
-        return
-    except json.JSONDecodeError as exc:
-        stats.skip(f"malformed JSON ({exc.msg})", path, exc.lineno, strict)
-        return
-    for index, record in enumerate(records):
-        # Line numbers are unknown inside an array; the record's position stands in for them.
-        doc = convert(record, path, index + 1, f"{path}:{index + 1}")
-        if doc is not None:
-            yield doc
+        # Each invalid byte becomes a lone surrogate, which valid UTF-8 never decodes to: records holding one
+        # are the ones with invalid bytes.
+        text = data.decode("utf-8", "surrogateescape")
+        invalid_bytes = True
+    decoder = json.JSONDecoder()
+    position = _JSON_SPACE.match(text, text.index("[") + 1).end()
+    line, counted_to = 1, 0
+    if text.startswith("]", position):
+        position += 1
+    else:
+        for index in itertools.count(1):
+            line += text.count("\n", counted_to, position)
+            counted_to, start = position, position
+            try:
+                record, position = decoder.raw_decode(text, position)
+            except ValueError as exc:
+                stats.skip(_json_error(exc) + "; rest of file skipped", path, getattr(exc, "lineno", line), strict)
+                return
+            except RecursionError:
+                stats.skip(_TOO_DEEP + "; rest of file skipped", path, line, strict)
+                return
+            if invalid_bytes and _has_surrogates(text[start:position]):
+                stats.skip("invalid UTF-8", path, line, strict)
+            elif _too_deep(record, text.count("[", start, position) + text.count("{", start, position)):
+                stats.skip(_TOO_DEEP, path, line, strict)
+            elif (doc := convert(record, path, line, f"{path}:{index}")) is not None:
+                yield doc
+            position = _JSON_SPACE.match(text, position).end()
+            if text.startswith(",", position):
+                position = _JSON_SPACE.match(text, position + 1).end()
+                continue
+            if text.startswith("]", position):
+                position += 1
+                break
+            reason = "malformed JSON (Expecting ',' delimiter); rest of file skipped"
+            stats.skip(reason, path, line + text.count("\n", start, position), strict)
+            return
+    if _JSON_SPACE.match(text, position).end() != len(text):
+        stats.skip("malformed JSON (Extra data after the array)", path, 1 + text.count("\n", 0, position), strict)
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # what the csv module counts as the end of a line
 
 
 def _read_csv(path: str, handle: BinaryIO, delimiter: str, convert: _RecordConverter) -> Iterator[Document]:
     stats, strict = convert.stats, convert.options.strict
     # surrogateescape keeps the stream going past bad bytes; rows holding them are skipped below.
+    # utf-8-sig drops a byte-order mark, which would otherwise rename the first column.
     counting = _CountingReader(handle, stats)
-    text = io.TextIOWrapper(counting, encoding="utf-8", errors="surrogateescape", newline="")
+    text = io.TextIOWrapper(counting, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CSV_FIELD_CHARS))
     reader = csv.DictReader(text, delimiter=delimiter)
     while True:
-        line = reader.line_num + 1
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            stats.skip(f"malformed CSV ({exc})", path, line, strict)
+            stats.skip(f"malformed CSV ({exc})", path, reader.line_num, strict)
             continue
         except _STREAM_ERRORS as exc:
-            stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, line, strict)
+            stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, reader.line_num + 1, strict)
             return
+        # line_num is the record's last line (after the header and any blank lines the reader skipped): its
+        # first line is that less the line breaks inside its quoted fields.
+        line = reader.line_num - _line_breaks(row)
         if any(isinstance(v, str) and _has_surrogates(v) for v in row.values()):
             stats.skip("invalid UTF-8", path, line, strict)
             continue
@@ -377,6 +480,16 @@ def _read_csv(path: str, handle: BinaryIO, delimiter: str, convert: _RecordConve
         doc = convert(row, path, line, f"{path}:{line}")
         if doc is not None:
             yield doc
+
+
+def _line_breaks(row: dict[Any, Any]) -> int:
+    """Line breaks inside the cells of a CSV row (extra cells are a list under the key None)."""
+    count = 0
+    for value in row.values():
+        for cell in value if isinstance(value, list) else (value,):
+            if cell and ("\n" in cell or "\r" in cell):
+                count += len(_LINE_BREAK.findall(cell))
+    return count
 
 
 def _has_surrogates(value: str) -> bool:
@@ -423,7 +536,7 @@ def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterato
         stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, opts.strict)
         return
     stats.bytes_read += len(data)
-    text = _decode(data, path, 1, stats, opts.strict)
+    text = _decode(data.removeprefix(BOM), path, 1, stats, opts.strict)
     if text is not None and text.strip():
         yield Document(path, text, {}, path, None)
 

@@ -5,9 +5,19 @@ from __future__ import annotations
 import os
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+# Example counts of the fuzz tests (tests/test_fuzz_*.py), which set none themselves: "ci" keeps the suite fast
+# and reproducible; CORPUS_AUDIT_FUZZ=thorough runs 10,000 generated inputs per test (per reader format).
+# Tests that pass their own max_examples keep it.
+_FUZZ_HEALTH = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True, suppress_health_check=_FUZZ_HEALTH)
+settings.register_profile("thorough", max_examples=10_000, deadline=None, database=None,
+                          suppress_health_check=_FUZZ_HEALTH)
+settings.load_profile(os.environ.get("CORPUS_AUDIT_FUZZ", "ci"))
 
 
 @pytest.fixture(scope="session")
