@@ -51,6 +51,8 @@ def _fold_char(char: str) -> str:
 # typographic apostrophes become ASCII so "Alzheimer’s" matches "alzheimer's".
 _FOLD_TABLE = {code: _fold_char(chr(code)) for code in range(0xC0, 0x180) if _fold_char(chr(code)) != chr(code)}
 _FOLD_TABLE.update({ord("’"): "'", ord("ʼ"): "'", ord("‘"): "'", ord("‐"): "-", ord("‑"): "-"})
+# Characters that fold() changes beyond str.lower() (accents, typographic marks, "İ", which lowers to two).
+_FOLDED_BEYOND_LOWER = re.compile("[" + re.escape("".join(sorted({chr(code) for code in _FOLD_TABLE} | {"İ"}))) + "]")
 
 
 def fold(text: str) -> str:
@@ -191,7 +193,14 @@ class IllnessMatcher:
 
     def has_candidate(self, text: str) -> bool:
         """Cheap test: does any term occur on word boundaries? False means ``find`` returns nothing."""
-        lowered = text.lower()
+        if self._candidate_in(text.lower()):
+            return True
+        # find() searches the folded text: a term written with an accent its lexicon spelling lacks ("ÀSTHMA",
+        # "diabétes") or a typographic hyphen is only seen there. Most texts have none of those characters.
+        return not text.isascii() and _FOLDED_BEYOND_LOWER.search(text) is not None and self._candidate_in(fold(text))
+
+    def _candidate_in(self, lowered: str) -> bool:
+        """Whether a pre-filter spelling occurs on word boundaries in ``lowered`` (lower-cased or folded text)."""
         if self._fast_prefilter is not None:
             try:
                 # Every occurrence of every spelling, as code point offsets: the same set pyahocorasick finds.

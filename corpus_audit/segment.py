@@ -135,9 +135,12 @@ class Segmenter:
         self.__dict__.update(state)
 
     def sentences(self, text: str) -> Iterator[str]:
-        """Sentences of ``text`` in order, stripped, empty ones dropped."""
+        """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
+        cannot encode them; the readers already replace them, other callers may not)."""
+        from corpus_audit.readers import scrub_surrogates
+
         nlp = self.nlp
-        lines = chunks(text, self.chunk_chars)
+        lines = chunks(scrub_surrogates(text), self.chunk_chars)
         if self._one_sentence is None:  # a spaCy model: its own pipeline sets the boundaries
             pieces = (sent.text for doc in nlp.pipe(lines, batch_size=64) for sent in doc.sents)
         else:
