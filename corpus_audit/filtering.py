@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from corpus_audit.atomic import atomic_path, write_text_atomic
 from corpus_audit.matcher import IllnessMatcher, illness_type
-from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, read_line_batch, scrub_surrogates
+from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, field_text, read_line_batch
 from corpus_audit.resources import sha256_file
 from corpus_audit.segment import Segmenter, import_spacy_without_torch
 
@@ -220,14 +220,7 @@ def _filter_batch(batch: LineBatch) -> tuple[list[KeptSentence], FilterSummary]:
 
 def _field_value(doc: Document, name: str) -> str | None:
     # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
-    if name == "source":
-        return doc.source
-    value = doc.meta.get(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        value = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
-    return scrub_surrogates(value)
+    return doc.source if name == "source" else field_text(doc.meta.get(name))
 
 
 def output_schema(keep_fields: Iterable[str]) -> pa.Schema:

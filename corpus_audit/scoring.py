@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from corpus_audit.readers import CorpusError, ReaderOptions, ReadStats, read_file, split_format
+from corpus_audit.readers import (CorpusError, ReaderOptions, ReadStats, field_text, read_file, scrub_surrogates,
+                                  split_format)
 from corpus_audit.atomic import atomic_path
 
 OUTPUT_FORMATS = (".csv", ".parquet")
@@ -108,16 +109,36 @@ def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None =
 
 
 def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) -> None:
-    import pandas as pd
+    """Write every input column plus the scores to ``output`` (.csv or .parquet), atomically.
 
-    frame = pd.DataFrame.from_records(rows)
+    Uncleaned records disagree: a field that is a number in one record and a string, a list or an object in
+    another has no Parquet type; such a table is written with its mixed columns as text (JSON for objects and
+    lists, as in CSV output), so the output keeps every row and column. Lone surrogates (JSON ``\\ud800``
+    escapes, CSV headers with invalid bytes) become U+FFFD: no file can encode them.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    frame = pd.DataFrame.from_records([{scrub_surrogates(str(name)): scrub_surrogates(value) if isinstance(value, str)
+                                        else value for name, value in row.items()} for row in rows])
     for column, values in zip(SCORE_COLUMNS, scores.T):
         frame[column] = values
     with atomic_path(output) as tmp:
         if output.suffix.lower() == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
+            _mixed_as_text(frame).to_csv(tmp, index=False)
+            return
+        try:
             frame.to_parquet(tmp, index=False)
+        except (pa.ArrowException, OverflowError, UnicodeEncodeError):
+            _mixed_as_text(frame).to_parquet(tmp, index=False)
+
+
+def _mixed_as_text(frame: Any) -> Any:
+    """``frame`` with its columns of mixed or nested values (dtype object) as text (:func:`field_text`)."""
+    frame = frame.copy()
+    for name in frame.columns[frame.dtypes == object]:
+        frame[name] = frame[name].map(field_text)
+    return frame
 
 
 def score_file(

@@ -120,3 +120,23 @@ def test_unknown_model_and_device_are_clear_errors(tmp_path):
     assert result.exit_code == 1 and "model folder not found" in result.output
     result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", "use", "--device", "cuda")
     assert result.exit_code == 1 and ("CPU only" in result.output or "no CUDA device" in result.output)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_records_with_disagreeing_fields_are_all_written(tmp_path, tiny_st_model, tiny_axes, suffix):
+    # Uncleaned JSON Lines: a field that is a number, a string, a list or an object depending on the record,
+    # an empty object, a 70-bit integer, and \ud800 escapes in a value and in a field name.
+    lines = ['{"text": "They are kind.", "n": 1, "meta": {"a": 1}, "big": 1180591620717411303424}',
+             '{"text": "They are cruel.", "n": "two", "meta": [1, 2], "empty": {}}',
+             '{"text": "They are smart.", "n": 3.5, "meta": "x\\ud800", "\\udce9": "odd name"}']
+    source = tmp_path / "in.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / f"out{suffix}"
+    result = run("score", str(source), "-o", str(out), "--model", tiny_st_model, "--axes", tiny_axes)
+    assert result.exit_code == 0, result.output
+    frame = pd.read_parquet(out) if suffix == ".parquet" else pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert frame["text"].tolist() == ["They are kind.", "They are cruel.", "They are smart."]
+    assert frame["n"].tolist() == ["1", "two", "3.5"]
+    assert frame["meta"].tolist() == ['{"a": 1}', "[1, 2]", "x\ufffd"]
+    assert frame["big"].tolist()[0] == "1180591620717411303424" and "\ufffd" in frame.columns
+    assert np.isfinite(frame[["warmth", "competence"]].astype(float).to_numpy()).all()
