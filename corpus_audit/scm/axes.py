@@ -21,6 +21,8 @@ After ``fit`` the estimator keeps only plain arrays (``projection_``), so it sav
 from __future__ import annotations
 
 import json
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,12 @@ class AxesMismatchError(ValueError):
 
 class AxesFileError(ValueError):
     """An axes file is unreadable, tampered with, or not an axes file."""
+
+
+#: What numpy, zipfile and json raise on a damaged or foreign .npz (a bad zip, a bad CRC, a truncated member,
+#: an object array refused by allow_pickle=False, a header that is not the expected JSON, absurd shapes).
+AXES_FILE_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
+                    MemoryError, zipfile.BadZipFile, zlib.error)
 
 
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -204,23 +212,47 @@ class SCMAxes(TransformerMixin, BaseEstimator):
 
     @classmethod
     def load(cls, path: str | Path) -> "SCMAxes":
+        """Axes saved by :meth:`save`. Anything else, or a damaged or tampered file, raises ``AxesFileError``
+        (``FileNotFoundError`` for a missing one); nothing is ever unpickled."""
         path = Path(path)
         try:
             with np.load(path, allow_pickle=False) as data:
                 header = json.loads(str(data["header"]))
-                if header.get("format") != "corpus-audit-scm-axes" or header.get("format_version") != FORMAT_VERSION:
+                if not isinstance(header, dict) or header.get("format") != "corpus-audit-scm-axes" \
+                        or header.get("format_version") != FORMAT_VERSION:
                     raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}")
-                arrays = {name: data[f"projection__{name}"] for name in header["arrays"]}
-        except FileNotFoundError:
+                arrays = {name: np.asarray(data[f"projection__{name}"], dtype=np.float64) for name in header["arrays"]}
+            axes = cls(**header["params"])
+            if axes.head not in HEADS:
+                raise AxesFileError(f"{path}: unknown head {axes.head!r}")
+            axes.projection_ = arrays
+            axes.n_features_in_ = int(header["n_features_in"])
+            axes.metadata_ = dict(header["metadata"])
+            # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
+            for name, shape in _array_shapes(axes.head, arrays, axes.n_features_in_).items():
+                if arrays[name].shape != shape or not np.isfinite(arrays[name]).all():
+                    raise ValueError(f"array {name!r} has shape {arrays[name].shape} (expected {shape}) or "
+                                     "values that are not finite")
+        except (FileNotFoundError, AxesFileError):
             raise
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
-            if isinstance(error, AxesFileError):
-                raise
-            raise AxesFileError(f"{path}: not a readable corpus-audit axes file ({error})") from None
-        axes = cls(**header["params"])
-        if axes.head not in HEADS:
-            raise AxesFileError(f"{path}: unknown head {axes.head!r}")
-        axes.projection_ = {name: np.asarray(value, dtype=np.float64) for name, value in arrays.items()}
-        axes.n_features_in_ = int(header["n_features_in"])
-        axes.metadata_ = header["metadata"]
+        except AXES_FILE_ERRORS as error:
+            raise AxesFileError(f"{path}: not a readable corpus-audit axes file ({type(error).__name__}: {error})") \
+                from None
         return axes
+
+
+def _array_shapes(head: str, arrays: dict[str, np.ndarray], dimension: int) -> dict[str, tuple[int, ...]]:
+    """The arrays a fitted head holds and their shapes, for embeddings of ``dimension`` (see ``fit``)."""
+    if head == "polar":
+        components = arrays["rotations"].shape[-1]
+        return {"x_mean": (dimension,), "x_std": (dimension,), "rotations": (dimension, components),
+                "basis": (components, 2)}
+    shapes: dict[str, tuple[int, ...]] = {}
+    for kind in _CLASSIFIER_KINDS[head]:
+        if kind == "logistic":
+            shapes.update({"logistic__weights": (dimension, 2), "logistic__bias": (1, 2)})
+        else:
+            hidden = arrays["mlp__hidden_bias"].shape[0]
+            shapes.update({"mlp__hidden_weights": (dimension, hidden, 2), "mlp__hidden_bias": (hidden, 2),
+                           "mlp__weights": (hidden, 2), "mlp__bias": (1, 2)})
+    return shapes

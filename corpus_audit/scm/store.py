@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.axes import AXES_FILE_ERRORS, SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, train_axes
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "axes"
@@ -24,7 +24,7 @@ def read_metadata(path: Path) -> dict | None:
     try:
         with np.load(path, allow_pickle=False) as data:
             return json.loads(str(data["header"]))["metadata"]
-    except (OSError, ValueError, KeyError, TypeError):
+    except AXES_FILE_ERRORS:
         return None
 
 
