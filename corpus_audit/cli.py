@@ -37,6 +37,19 @@ def model_options(command):
     return command
 
 
+def _check_model_options(model: str | None, lang: str, device: str, batch_size: int, axes_path: str | None) -> None:
+    """Fail now, before any input is read, on a model that cannot load or an axes file that is not one."""
+    from corpus_audit.embedders import EmbedderError, check_model
+    from corpus_audit.scm.axes import AxesFileError, SCMAxes
+
+    try:
+        check_model(model, lang, device, batch_size)
+        if axes_path:
+            SCMAxes.load(axes_path)
+    except (EmbedderError, AxesFileError) as error:
+        raise click.ClickException(str(error)) from error
+
+
 def _load_embedder(model: str | None, lang: str, device: str, batch_size: int):
     from corpus_audit.embedders import EmbedderError, load_embedder
 
@@ -65,18 +78,23 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     The sign of a score says high or low (the default axes score in [-1, 1]). Blank rows and bad
     records are counted and reported; blank rows keep empty scores.
     """
+    from corpus_audit.atomic import OutputLocationError, check_output_location
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
     from corpus_audit.scm.store import axes_for
-    from corpus_audit.scoring import ScoreError, score_file
+    from corpus_audit.scoring import ScoreError, check_output_path, score_file
 
     def load_model():
         embedder = _load_embedder(model, lang, device, batch_size)
         return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
 
     try:
+        check_output_location(check_output_path(output).resolve().parent)
+        _check_model_options(model, lang, device, batch_size, axes_path)  # before reading a large input
         summary = score_file(input_path, output, load_model, text_column=text_column, strict=strict)
     except (ScoreError, AxesFileError, AxesMismatchError) as error:
         raise click.ClickException(str(error)) from error
+    except OutputLocationError as error:
+        raise click.ClickException(error.strerror) from error
     except OSError as error:
         raise click.ClickException(f"cannot write {output}: {error}") from error
     click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
@@ -290,10 +308,10 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     statistics, time per stage) and aq27.csv (BIAS-map share per AQ-27 dimension, mental vs physical,
     with 95% bootstrap CIs and Holm-corrected p-values).
     """
-    from corpus_audit.analysis import BiasMapError
+    from corpus_audit.analysis import BiasMapError, load_bias_map
     from corpus_audit.atomic import OutputLocationError
     from corpus_audit.audit import AuditOptions, run_audit
-    from corpus_audit.embedders import EmbedderError, check_model
+    from corpus_audit.embedders import EmbedderError
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
@@ -309,8 +327,9 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
         embedder = _load_embedder(model, lang, device, batch_size)
         return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
 
+    _check_model_options(model, lang, device, batch_size, axes_path)  # fail now, not when the filter is done
     try:
-        check_model(model, lang, device, batch_size)  # fail now, not when the filter is done
+        load_bias_map(bias_map)
         summary = run_audit(spec, outdir, options, load_model, log=lambda m: click.echo(m, err=True),
                             progress=_show_progress(progress))
     except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError, BiasMapError,
@@ -335,6 +354,17 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, sentences.parquet and figures")
 
 
+_STRICT_OUTPUT_OPTION = click.option(
+    "--strict", is_flag=True,
+    help="Stop at the first bad row of sentences.parquet (illness type not mental/physical/both, no sentence, "
+         "infinite score, quadrant that disagrees with the scores), naming file and row; default: leave such rows "
+         "out and say how many.")
+
+
+def _warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
 @main.command("compare")
 @click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
 @click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
@@ -343,8 +373,9 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
 @click.option("--allow-different-models", is_flag=True,
               help="Compare audits scored with different models or axes (their scores are not on the same axes).")
+@_STRICT_OUTPUT_OPTION
 def compare_command(outdir_a: str, outdir_b: str, output: str | None, labels: tuple[str, str], seed: int,
-                    allow_different_models: bool) -> None:
+                    allow_different_models: bool, strict: bool) -> None:
     """Compare two finished audits (two corpora, or one corpus before and after filtering).
 
     Per illness type: warmth and competence of A vs B, a 2-D energy test and the quadrant shares; per
@@ -357,7 +388,7 @@ def compare_command(outdir_a: str, outdir_b: str, output: str | None, labels: tu
 
     try:
         result = compare_audits(outdir_a, outdir_b, labels=labels, seed=seed,
-                                allow_different_models=allow_different_models)
+                                allow_different_models=allow_different_models, strict=strict, log=_warn)
     except ValueError as exc:  # AuditOutputError, ModelMismatchError, equal labels
         raise click.ClickException(str(exc)) from exc
     click.echo(format_comparison(result))
@@ -383,8 +414,9 @@ _QUADRANT_CHOICES = ("warm-competent", "warm-incompetent", "cold-competent", "co
               help="Keep sentences about this illness type ('both' sentences count for each).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               help="Output file: .csv, .parquet or .jsonl.")
+@_STRICT_OUTPUT_OPTION
 def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
-                           output: str) -> None:
+                           output: str, strict: bool) -> None:
     """Export the sentences of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
     Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence and quadrant,
@@ -394,7 +426,7 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
 
     try:
         flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
-                                            illness_type=illness_type)
+                                            illness_type=illness_type, strict=strict, log=_warn)
     except ValueError as exc:  # missing sentences.parquet, unknown dimension or output format
         raise click.ClickException(str(exc)) from exc
     except OSError as exc:
@@ -409,28 +441,38 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
 
 
 @main.command("plot")
-@click.argument("outdir", type=click.Path(file_okay=False))
-def plot_command(outdir: str) -> None:
+@click.argument("outdir", type=click.Path(exists=True, file_okay=False))
+@_STRICT_OUTPUT_OPTION
+def plot_command(outdir: str, strict: bool) -> None:
     """Rebuild the figures of an audit folder from its sentences.parquet (no re-embedding)."""
+    from corpus_audit.atomic import OutputLocationError, folder_lock
     from corpus_audit.report import ReportError, replot
 
     try:
-        written = replot(outdir)
+        with folder_lock(outdir):  # an audit writing into the folder holds it
+            written = replot(outdir, strict, _warn)
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OutputLocationError as exc:
+        raise click.ClickException(exc.strerror) from exc
     click.echo(f"wrote {len(written)} figures to {outdir}")
 
 
 @main.command("report")
-@click.argument("outdir", type=click.Path(file_okay=False))
-def report_command(outdir: str) -> None:
+@click.argument("outdir", type=click.Path(exists=True, file_okay=False))
+@_STRICT_OUTPUT_OPTION
+def report_command(outdir: str, strict: bool) -> None:
     """Write OUTDIR/report.html, one offline HTML file, from an audit's outputs (figures rebuilt if missing)."""
+    from corpus_audit.atomic import OutputLocationError, folder_lock
     from corpus_audit.report import ReportError, missing_figures, replot, write_report
 
     try:
-        if missing_figures(outdir):
-            replot(outdir)
-        path = write_report(outdir)
+        with folder_lock(outdir):  # an audit writing into the folder holds it
+            if missing_figures(outdir):
+                replot(outdir, strict, _warn)
+            path = write_report(outdir, strict, _warn)
     except ReportError as exc:
         raise click.ClickException(str(exc)) from exc
+    except OutputLocationError as exc:
+        raise click.ClickException(exc.strerror) from exc
     click.echo(f"wrote {path}")

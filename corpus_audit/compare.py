@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from corpus_audit.analysis import (GROUPS, QUADRANTS, group_masks, jsonable, scored_rows, compare_groups,
                                    quadrant_shares, two_sample_2d)
@@ -26,18 +30,32 @@ from corpus_audit.analysis import (GROUPS, QUADRANTS, group_masks, jsonable, sco
 SENTENCES = "sentences.parquet"
 AQ27 = "aq27.csv"
 SUMMARY = "summary.json"
+AQ27_COLUMNS = ("dimension", "warmth", "competence", "share_mental", "share_physical")
 
 
 class AuditOutputError(ValueError):
-    """An audit folder lacks a file or holds an unreadable one; ``path`` is the offending file."""
+    """An audit folder lacks a file or holds an unreadable one (or, in strict mode, a bad row); ``path`` is the
+    offending file, ``row`` the offending row (1-based) if any."""
 
-    def __init__(self, path: Path, reason: str) -> None:
-        super().__init__(f"{path}: {reason}")
-        self.path = path
+    def __init__(self, path: Path, reason: str, row: int | None = None) -> None:
+        super().__init__(f"{path}:{row}: {reason}" if row is not None else f"{path}: {reason}")
+        self.path, self.row = path, row
 
 
 class ModelMismatchError(ValueError):
     """The two audits were scored with different models or axes, so their scores are not comparable."""
+
+
+def read_summary(outdir: str | Path) -> dict[str, Any]:
+    """``outdir/summary.json``; ``AuditOutputError`` naming it when it is missing or not a JSON object."""
+    path = audit_file(outdir, SUMMARY)
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:  # ValueError: bad JSON or bad UTF-8
+        raise AuditOutputError(path, f"not valid JSON ({error})") from None
+    if not isinstance(summary, dict):
+        raise AuditOutputError(path, "not a JSON object: not the summary of an audit")
+    return summary
 
 
 def audit_file(outdir: str | Path, name: str) -> Path:
@@ -47,6 +65,65 @@ def audit_file(outdir: str | Path, name: str) -> Path:
         raise AuditOutputError(path, f"missing (is {outdir} the output folder of a finished "
                                      "`corpus-audit audit`?)")
     return path
+
+
+#: Columns of sentences.parquet that the commands reading an audit need.
+SENTENCE_COLUMNS = ("doc_id", "sentence_index", "sentence", "illnesses", "illness_type", "warmth", "competence",
+                    "quadrant")
+ILLNESS_TYPES = ("mental", "physical", "both")
+
+
+def read_sentences(outdir: str | Path, strict: bool = False, log: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """``outdir/sentences.parquet``, checked.
+
+    A missing or unreadable file, or one without the columns an audit writes, raises ``AuditOutputError``
+    naming it. Rows that no audit writes are bad records: an illness type other than mental, physical or both,
+    no sentence, an infinite score, or a quadrant that disagrees with the scores (unscored rows, NaN with no
+    quadrant, are fine). They are left out and counted in one message to ``log`` (default: stderr), or, with
+    ``strict``, the first one raises ``AuditOutputError`` naming file, row (1-based) and reason.
+    """
+    from corpus_audit.analysis import quadrant_of
+
+    path = audit_file(outdir, SENTENCES)
+    try:
+        frame = pd.read_parquet(path)
+    except (OSError, ValueError, pa.ArrowException) as error:
+        raise AuditOutputError(path, f"not a readable Parquet file ({error})") from None
+    missing = [name for name in SENTENCE_COLUMNS if name not in frame.columns]
+    if missing:
+        raise AuditOutputError(path, f"lacks column(s) {', '.join(missing)}: not a sentences table of an audit")
+    try:
+        warmth, competence = (frame[name].to_numpy(dtype=float, na_value=np.nan) for name in ("warmth", "competence"))
+    except (TypeError, ValueError) as error:
+        raise AuditOutputError(path, f"warmth and competence must be numbers ({error})") from None
+    expected = quadrant_of(warmth, competence)
+    quadrant = frame["quadrant"].to_numpy(dtype=object)
+    problems = [
+        ("illness type is not mental, physical or both", ~frame["illness_type"].isin(ILLNESS_TYPES).to_numpy()),
+        ("no sentence", frame["sentence"].isna().to_numpy()),
+        ("a score is infinite", np.isinf(warmth) | np.isinf(competence)),
+        ("quadrant disagrees with the scores",
+         np.array([q != e and not (e is None and pd.isna(q)) for q, e in zip(quadrant, expected)], dtype=bool)),
+    ]
+    bad = np.zeros(len(frame), dtype=bool)
+    counts = {}
+    for reason, rows in problems:
+        new = rows & ~bad  # a row counts once, for its first problem
+        if new.any():
+            counts[reason] = int(new.sum())
+            bad |= new
+    if not counts:
+        return frame
+    if strict:
+        row = int(np.flatnonzero(bad)[0])
+        raise AuditOutputError(path, next(reason for reason, rows in problems if rows[row]), row=row + 1)
+    (log or _to_stderr)(f"{path}: left out {int(bad.sum())} bad row(s): "
+                        + ", ".join(f"{reason} ({count})" for reason, count in counts.items()))
+    return frame[~bad].reset_index(drop=True)
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 @dataclass
@@ -59,14 +136,18 @@ class AuditOutput:
     summary: dict[str, Any]
 
     @classmethod
-    def load(cls, outdir: str | Path) -> AuditOutput:
-        """Read ``outdir``; raises ``AuditOutputError`` for a missing or unreadable file."""
-        sentences_path, aq27_path, summary_path = (audit_file(outdir, name) for name in (SENTENCES, AQ27, SUMMARY))
+    def load(cls, outdir: str | Path, strict: bool = False, log: Callable[[str], None] | None = None) -> AuditOutput:
+        """Read ``outdir``; raises ``AuditOutputError`` for a missing or unreadable file (bad rows of
+        sentences.parquet: see :func:`read_sentences`)."""
+        aq27_path = audit_file(outdir, AQ27)
         try:
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            raise AuditOutputError(summary_path, f"not valid JSON ({error})") from error
-        return cls(Path(outdir), pd.read_parquet(sentences_path), pd.read_csv(aq27_path), summary)
+            aq27 = pd.read_csv(aq27_path)
+        except (OSError, ValueError, pd.errors.ParserError) as error:  # EmptyDataError is a ValueError
+            raise AuditOutputError(aq27_path, f"not a readable CSV file ({error})") from None
+        missing = [name for name in AQ27_COLUMNS if name not in aq27.columns]
+        if missing:
+            raise AuditOutputError(aq27_path, f"lacks column(s) {', '.join(missing)}: not an aq27.csv of an audit")
+        return cls(Path(outdir), read_sentences(outdir, strict, log), aq27, read_summary(outdir))
 
     @property
     def model_id(self) -> str | None:
@@ -140,7 +221,8 @@ def _compare_aq27(a: pd.DataFrame, b: pd.DataFrame, warnings: list[str]) -> list
 
 
 def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str, str] = ("A", "B"), seed: int = 0,
-                   allow_different_models: bool = False) -> dict[str, Any]:
+                   allow_different_models: bool = False, strict: bool = False,
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Compare two finished audits; returns plain Python (NaN -> None), ready for ``json.dumps``.
 
     Keys: ``labels``; ``audits`` (per side: outdir, model_id, axes_path, seed, sentences); ``seed``;
@@ -153,10 +235,12 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
 
     Raises ``AuditOutputError`` (with the path) for a missing or unreadable file, ``ModelMismatchError`` when
     the models or axes files differ (unless ``allow_different_models``), ``ValueError`` for equal labels.
+    Bad rows of sentences.parquet are left out, said in ``log`` (``strict``: the first one raises; see
+    :func:`read_sentences`).
     """
     if len(labels) != 2 or labels[0] == labels[1]:
         raise ValueError(f"labels must be two different names, not {labels!r}")
-    a, b = AuditOutput.load(outdir_a), AuditOutput.load(outdir_b)
+    a, b = AuditOutput.load(outdir_a, strict, log), AuditOutput.load(outdir_b, strict, log)
     warnings: list[str] = []
     if allow_different_models and (a.model_id, a.axes_path) != (b.model_id, b.axes_path):
         warnings.append(f"the audits used different models or axes ({a.model_id} vs {b.model_id}); "

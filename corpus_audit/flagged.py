@@ -8,18 +8,17 @@ every cold sentence and Pity (high warmth, low competence) the warm-incompetent 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pandas as pd
 
 from corpus_audit.analysis import GROUPS, QUADRANTS, BiasDimension, region_quadrants, load_bias_map
 from corpus_audit.atomic import atomic_path
-from corpus_audit.compare import SENTENCES, audit_file
+from corpus_audit.compare import SENTENCE_COLUMNS, read_sentences
 
 #: Columns of an export, in this order.
-EXPORT_COLUMNS = ("doc_id", "sentence_index", "sentence", "illnesses", "illness_type", "warmth", "competence",
-                  "quadrant")
+EXPORT_COLUMNS = SENTENCE_COLUMNS
 #: Output formats by file extension.
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl"}
 #: CSV cells cannot hold lists: the ``illnesses`` of a sentence are joined with this separator.
@@ -47,7 +46,8 @@ def dimension_quadrants(dimension: BiasDimension) -> list[str]:
 
 
 def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension: str | None = None,
-                      illness_type: str | None = None) -> pd.DataFrame:
+                      illness_type: str | None = None, strict: bool = False,
+                      log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Sentences of the audit in ``outdir`` matching every given criterion (none given: every scored sentence).
 
     ``quadrant``: one of QUADRANTS. ``dimension``: an AQ-27 dimension of the bundled BIAS map (the map the
@@ -55,8 +55,10 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
     analysis, a sentence naming both kinds ("both") belongs to each. Unscored sentences (no quadrant) are
     never flagged. Returns the EXPORT_COLUMNS in the audit's row order.
 
-    Raises ``AuditOutputError`` when ``sentences.parquet`` is missing, ``UnknownDimensionError`` for an
-    unknown dimension and ``ValueError`` for an unknown quadrant or illness type.
+    Raises ``AuditOutputError`` when ``sentences.parquet`` is missing or unreadable, ``UnknownDimensionError``
+    for an unknown dimension and ``ValueError`` for an unknown quadrant or illness type. Bad rows of
+    sentences.parquet are left out, said in ``log`` (``strict``: the first one raises; see
+    :func:`corpus_audit.compare.read_sentences`).
     """
     if quadrant is not None and quadrant not in QUADRANTS:
         raise ValueError(f"unknown quadrant {quadrant!r}; valid: {', '.join(QUADRANTS)}")
@@ -66,7 +68,7 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
     allowed = set(dimension_quadrants(find_dimension(dimension))) if dimension is not None else set(QUADRANTS)
     if quadrant is not None:
         allowed &= {quadrant}
-    sentences = pd.read_parquet(audit_file(outdir, SENTENCES), columns=list(EXPORT_COLUMNS))
+    sentences = read_sentences(outdir, strict, log)[list(EXPORT_COLUMNS)]
     keep = sentences["quadrant"].isin(allowed)
     if illness_type is not None:
         keep &= sentences["illness_type"].isin([illness_type, "both"])
@@ -102,13 +104,15 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
 
 
 def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None = None, dimension: str | None = None,
-                   illness_type: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   illness_type: str | None = None, strict: bool = False,
+                   log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write the :func:`flagged_sentences` of ``outdir`` to ``output`` (.csv, .parquet or .jsonl).
 
     In CSV the ``illnesses`` lists are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
     :func:`documents_summary`). The format is checked before anything is read.
     """
     output_format(output)
-    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type)
+    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type,
+                                strict=strict, log=log)
     write_table(flagged, output)
     return flagged, documents_summary(flagged)

@@ -16,7 +16,7 @@ import html
 import itertools
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from corpus_audit.analysis import GROUPS, MIN_GROUP_SIZE, QUADRANTS, quadrant_of
 from corpus_audit.atomic import atomic_path
 
 REPORT = "report.html"
+SUMMARY_KEYS = ("options", "filter", "score", "analysis")  # the parts of summary.json the report reads
 SENTENCES = "sentences.parquet"
 SUMMARY = "summary.json"
 #: Figure files written by ``audit.write_figures`` (stem -> caption), in report order.
@@ -83,14 +84,24 @@ class ReportError(Exception):
 # --------------------------------------------------------------------------------------------- inputs
 
 
-def load_audit(outdir: str | Path) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """The scored sentence table and the summary of an audit folder; ``ReportError`` if either is missing."""
+def load_audit(outdir: str | Path, strict: bool = False,
+               log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The scored sentence table and the summary of an audit folder; ``ReportError`` if either is missing or
+    unreadable (bad rows of sentences.parquet: see :func:`corpus_audit.compare.read_sentences`)."""
+    from corpus_audit.compare import AuditOutputError, read_sentences, read_summary
+
     outdir = Path(outdir)
     missing = [name for name in (SENTENCES, SUMMARY) if not (outdir / name).is_file()]
     if missing:
         raise ReportError(f"{outdir} has no {' or '.join(missing)}: run corpus-audit audit first")
-    summary = json.loads((outdir / SUMMARY).read_text(encoding="utf-8"))
-    return pd.read_parquet(outdir / SENTENCES), summary
+    try:
+        sentences, summary = read_sentences(outdir, strict, log), read_summary(outdir)
+    except AuditOutputError as error:
+        raise ReportError(str(error)) from None
+    lacking = [key for key in SUMMARY_KEYS if not isinstance(summary.get(key), dict)]
+    if lacking:
+        raise ReportError(f"{outdir / SUMMARY}: lacks {', '.join(lacking)}: not the summary of a finished audit")
+    return sentences, summary
 
 
 def missing_figures(outdir: str | Path) -> list[str]:
@@ -99,12 +110,14 @@ def missing_figures(outdir: str | Path) -> list[str]:
             if not all((Path(outdir) / f"{stem}.{fmt}").is_file() for fmt in ("png", "svg"))]
 
 
-def replot(outdir: str | Path) -> list[Path]:
-    """Rebuild every figure from ``sentences.parquet`` (analysis recomputed with the audit's seed); return the paths."""
+def replot(outdir: str | Path, strict: bool = False, log: Callable[[str], None] | None = None) -> list[Path]:
+    """Rebuild every figure from ``sentences.parquet`` (analysis recomputed with the audit's seed); return the paths.
+
+    ``strict`` and ``log``: see :func:`load_audit`."""
     from corpus_audit.analysis import analyse, load_bias_map
     from corpus_audit.audit import write_figures
 
-    sentences, summary = load_audit(outdir)
+    sentences, summary = load_audit(outdir, strict, log)
     bias_map = load_bias_map(summary["options"].get("bias_map"))
     result = analyse(sentences, bias_map=bias_map, seed=summary["options"]["seed"])
     return write_figures(sentences, result, Path(outdir))
@@ -425,10 +438,12 @@ def render_report(outdir: str | Path, sentences: pd.DataFrame, summary: dict[str
             f"</head><body>{body}</body></html>\n")
 
 
-def write_report(outdir: Path) -> Path:
-    """Write ``outdir/report.html`` (atomically) from the audit's outputs in ``outdir``; return its path."""
+def write_report(outdir: Path, strict: bool = False, log: Callable[[str], None] | None = None) -> Path:
+    """Write ``outdir/report.html`` (atomically) from the audit's outputs in ``outdir``; return its path.
+
+    ``strict`` and ``log``: see :func:`load_audit`."""
     outdir = Path(outdir)
-    sentences, summary = load_audit(outdir)
+    sentences, summary = load_audit(outdir, strict, log)
     target = outdir / REPORT
     with atomic_path(target) as tmp:
         tmp.write_text(render_report(outdir, sentences, summary), encoding="utf-8")
