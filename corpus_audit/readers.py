@@ -82,12 +82,12 @@ class ReadStats:
     skipped: Counter = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
 
-    def skip(self, reason: str, source: str, line: int | None, strict: bool) -> None:
-        """Count one bad record, or raise in strict mode."""
+    def skip(self, reason: str, source: str, line: int | None, strict: bool, count: int = 1) -> None:
+        """Count one bad record (``count`` records lost from ``line`` on), or raise in strict mode."""
         where = f"{source}:{line}" if line is not None else source
         if strict:
             raise CorpusError(f"{where}: {reason}")
-        self.skipped[reason] += 1
+        self.skipped[reason] += count
         if len(self.examples) < MAX_EXAMPLES:
             self.examples.append(f"{where}: {reason}")
 
@@ -542,6 +542,7 @@ def _read_txt(path: str, handle: BinaryIO, convert: _RecordConverter) -> Iterato
 
 
 def _read_parquet(path: str, compression: str | None, convert: _RecordConverter) -> Iterator[Document]:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     stats, strict = convert.stats, convert.options.strict
@@ -561,17 +562,42 @@ def _read_parquet(path: str, compression: str | None, convert: _RecordConverter)
         except Exception as exc:  # pyarrow raises several types (ArrowInvalid, OSError) for a bad file
             stats.skip(f"unreadable Parquet ({exc})", path, None, strict)
             return
-        row = 0
-        try:
-            for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS):
-                stats.bytes_read += batch.nbytes
-                for record in batch.to_pylist():
-                    row += 1
-                    doc = convert(record, path, row, f"{path}:{row}")
-                    if doc is not None:
-                        yield doc
-        except OSError as exc:  # a corrupt row group: keep what was read
-            stats.skip(f"unreadable Parquet row group ({exc})", path, row + 1, strict)
+        first = 0  # rows of the row groups before this one
+        for group in range(parquet.num_row_groups):
+            # Row group by row group: a corrupt one (a damaged page fails to decode) loses its unread rows,
+            # counted, and reading goes on with the next.
+            rows = parquet.metadata.row_group(group).num_rows
+            row = first
+            try:
+                for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, row_groups=[group]):
+                    stats.bytes_read += batch.nbytes
+                    for record in _parquet_records(batch):
+                        row += 1
+                        if record is None:
+                            stats.skip("invalid UTF-8", path, row, strict)
+                        elif (doc := convert(record, path, row, f"{path}:{row}")) is not None:
+                            yield doc
+            except (OSError, pa.ArrowException) as exc:
+                lost = max(1, first + rows - row)
+                stats.skip(f"unreadable Parquet row group ({exc})", path, row + 1, strict, count=lost)
+            else:
+                if row < first + rows:  # a damaged page header can end a row group early without an error
+                    stats.skip("unreadable Parquet row group (fewer rows decoded than it holds)", path, row + 1,
+                               strict, count=first + rows - row)
+            first += rows
+
+
+def _parquet_records(batch: Any) -> Iterator[dict[str, Any] | None]:
+    """The rows of a record batch as dicts; None for a row whose strings are not valid UTF-8 (Parquet does
+    not check them: a damaged page can hold any bytes)."""
+    try:
+        yield from batch.to_pylist()
+    except UnicodeDecodeError:
+        for index in range(batch.num_rows):
+            try:
+                yield batch.slice(index, 1).to_pylist()[0]
+            except UnicodeDecodeError:
+                yield None
 
 
 def read_file(path: str, options: ReaderOptions, stats: ReadStats) -> Iterator[Document]:

@@ -48,6 +48,13 @@ TRICKY = ["", " ", "\x00", "\t", "a\r\nb", "\r", "\ufeff", "é", "ñ", "😀", "
           "{", "]", "\x1c", "İ", "\u0301"]
 
 
+# The reasons a reader gives for a skipped record.
+REASONS = ("malformed JSON (", "JSON nested deeper than", "invalid UTF-8", "record is not an object",
+           "missing text field", "text field", "malformed CSV (", "row has more cells than the header",
+           "truncated or corrupt file (", "unreadable Parquet (", "unreadable Parquet row group (", "empty file",
+           "blank line")
+
+
 @pytest.fixture(scope="module")
 def fuzz_dir(tmp_path_factory) -> Path:
     # Module-scoped: hypothesis runs many examples per test call, each overwriting its case file.
@@ -132,6 +139,7 @@ def read_checked(path: Path, options: ReaderOptions) -> tuple[list[Document], Re
     stats = ReadStats()
     docs = list(read_file(str(path), options, stats))
     assert stats.documents == len(docs)
+    assert all(reason.startswith(REASONS) for reason in stats.skipped), stats.skipped  # never a bare exception text
     for doc in docs:  # downstream (spaCy, Parquet, JSON) needs text that encodes
         doc.text.encode("utf-8")
         doc.id.encode("utf-8")
@@ -620,10 +628,10 @@ def test_txt_chaos(fuzz_dir: Path, data, line_docs: bool) -> None:
         assert len(docs) + sum(stats.skipped.values()) == (lines if content else 1)
 
 
-def parquet_bytes(case) -> bytes:
+def parquet_bytes(case, codec: str = "snappy") -> bytes:
     table, _, _, row_group = case
     buffer = io.BytesIO()
-    pq.write_table(table, buffer, row_group_size=row_group)
+    pq.write_table(table, buffer, row_group_size=row_group, compression=codec)
     return buffer.getvalue()
 
 
@@ -631,3 +639,17 @@ def parquet_bytes(case) -> bytes:
 def test_parquet_chaos(fuzz_dir: Path, data) -> None:
     path, _ = chaos_file(fuzz_dir, "chaos.parquet", data, parquet_case(), parquet_bytes)
     read_checked(path, ReaderOptions())
+
+
+@given(case=parquet_case(), codec=st.sampled_from(["none", "snappy", "zstd"]), data=st.data())
+def test_parquet_damaged_pages(fuzz_dir: Path, case, codec: str, data) -> None:
+    """Bytes flipped in the data pages only (the footer intact): every row is a document or counted."""
+    packed = bytearray(parquet_bytes(case, codec))
+    footer = int.from_bytes(packed[-8:-4], "little")
+    for _ in range(data.draw(st.integers(1, 4))):
+        if len(packed) - 8 - footer > 4:
+            packed[data.draw(st.integers(4, len(packed) - 9 - footer))] ^= data.draw(st.integers(1, 255))
+    path = fuzz_dir / "pages.parquet"
+    path.write_bytes(bytes(packed))
+    docs, stats = read_checked(path, case[2])
+    assert len(docs) + sum(stats.skipped.values()) == (case[0].num_rows or 1)  # 0 rows: "empty file"
