@@ -1,11 +1,15 @@
 """Kill an audit with SIGKILL while it embeds, rerun it into the same folder, and compare with a clean run.
 
-Runs one uninterrupted audit, then TRIALS audits each killed at a random moment of its score stage (uniform
-over 10-90% of the clean run's score time) and rerun to the end.
-A trial passes when its sentences.parquet equals the uninterrupted one: the same sentences in the same
-order, no duplicate or missing rows, identical scores.
+Runs one uninterrupted audit, then TRIALS audits each killed at a random moment of its embedding (uniform over
+5-95% of the clean run's embedding time, counted from the moment the model is loaded, i.e. when
+score-parts/meta.json appears) and rerun to the end into the same OUTDIR. A trial passes when the rerun
+exits 0 and its sentences.parquet equals the uninterrupted one (the same sentences in the same order, no
+duplicate or missing row, bit-identical scores), and so do aq27.csv and the analysis in summary.json.
 
-    python scripts/kill_resume.py CORPUS --lang en [--model e5-small] [--trials 5] [--seed 0]
+    python scripts/kill_resume.py CORPUS... --lang en [--model minilm] [--trials 5] [--seed 0] [--chunk N] [--json FILE]
+
+``--chunk N`` scores in chunks of N sentences instead of the package's 4,096 (the same code, a smaller class
+attribute), so that a kill on a small corpus lands after several saved chunks.
 """
 
 from __future__ import annotations
@@ -24,55 +28,81 @@ from pathlib import Path
 import pandas as pd
 
 
-def audit_command(corpus: str, lang: str, model: str, outdir: Path) -> list[str]:
-    return [sys.executable, "-m", "corpus_audit", "audit", corpus, "--lang", lang, "--model", model, "-o", str(outdir),
+def audit_command(corpus: list[str], lang: str, model: str, outdir: Path, chunk: int | None) -> list[str]:
+    start = ["-m", "corpus_audit"] if chunk is None else [
+        "-c", f"from corpus_audit import audit, cli; audit.ScoreParts.CHUNK = {chunk}; cli.main()"]
+    return [sys.executable, *start, "audit", *corpus, "--lang", lang, "--model", model, "-o", str(outdir),
             "--no-progress"]
 
 
-def killed_run(command: list[str], outdir: Path, delay: float) -> float:
-    """Start the audit, wait until its score stage has begun, kill it ``delay`` seconds later."""
+def killed_run(command: list[str], outdir: Path, delay: float) -> dict:
+    """Start the audit, wait until its model is loaded (embedding starts), kill it ``delay`` seconds later."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while process.poll() is None and not (outdir / "score-parts" / "meta.json").exists():
+        time.sleep(0.02)
     started = time.monotonic()
-    while process.poll() is None and not (outdir / "score-parts").exists():
-        time.sleep(0.05)
     time.sleep(delay)
     if process.poll() is not None:
         raise SystemExit("the audit finished before it was killed: use a bigger corpus or a slower model")
     os.kill(process.pid, signal.SIGKILL)
     process.wait()
-    return time.monotonic() - started
+    return {"killed_after_embedding_began_s": round(time.monotonic() - started, 2),
+            "chunks_saved": len(list((outdir / "score-parts").glob("part-*.npy")))}
+
+
+def compare(outdir: Path, clean_dir: Path) -> dict:
+    """What the rerun left, against the clean run."""
+    frame, clean = (pd.read_parquet(folder / "sentences.parquet") for folder in (outdir, clean_dir))
+    analysis = [json.loads((folder / "summary.json").read_text())["analysis"] for folder in (outdir, clean_dir)]
+    return {"rows": len(frame), "duplicate_sentences": int(frame["sentence"].duplicated().sum()),
+            "same_sentence_set": set(frame["sentence"]) == set(clean["sentence"]),
+            "identical_sentences_parquet": frame.equals(clean),
+            "identical_aq27": (outdir / "aq27.csv").read_bytes() == (clean_dir / "aq27.csv").read_bytes(),
+            "identical_analysis": analysis[0] == analysis[1]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus")
+    parser.add_argument("corpus", nargs="+")
     parser.add_argument("--lang", default="en")
-    parser.add_argument("--model", default="e5-small")
+    parser.add_argument("--model", default="minilm")
     parser.add_argument("--trials", type=int, default=5)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random kill points")
+    parser.add_argument("--chunk", type=int, default=None, help="sentences per saved score chunk (default: the package's)")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(prefix="kill-resume-") as tmp:
         clean_dir = Path(tmp) / "clean"
-        subprocess.run(audit_command(args.corpus, args.lang, args.model, clean_dir), check=True,
+        started = time.monotonic()
+        subprocess.run(audit_command(args.corpus, args.lang, args.model, clean_dir, args.chunk), check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        clean = pd.read_parquet(clean_dir / "sentences.parquet")
-        score_seconds = json.loads((clean_dir / "summary.json").read_text())["seconds"]["score"]
-        print(f"uninterrupted run: {len(clean)} sentences, score stage {score_seconds:.1f} s")
-        passed = 0
+        summary = json.loads((clean_dir / "summary.json").read_text())
+        embedding = summary["score"]["embedding_seconds"]
+        results = {"corpus": args.corpus, "model": args.model, "seed": args.seed, "chunk": args.chunk,
+                   "clean_run": {"seconds": round(time.monotonic() - started, 1), "embedding_seconds": round(embedding, 1),
+                                 "sentences": summary["score"]["sentences_scored"]}, "trials": []}
+        print(f"uninterrupted run: {results['clean_run']}")
         for trial in range(1, args.trials + 1):
             outdir = Path(tmp) / f"trial-{trial}"
-            command = audit_command(args.corpus, args.lang, args.model, outdir)
-            killed_after = killed_run(command, outdir, rng.uniform(0.1, 0.9) * score_seconds)
-            saved = len(list((outdir / "score-parts").glob("part-*.npy")))
+            command = audit_command(args.corpus, args.lang, args.model, outdir, args.chunk)
+            fraction = rng.uniform(0.05, 0.95)
+            record = {"trial": trial, "kill_at_fraction_of_embedding": round(fraction, 3),
+                      **killed_run(command, outdir, fraction * embedding)}
             rerun = subprocess.run(command, capture_output=True, text=True)
             resumed = [line for line in rerun.stderr.splitlines() if line.startswith("score: resumed")]
-            frame = pd.read_parquet(outdir / "sentences.parquet")
-            same = rerun.returncode == 0 and frame.equals(clean) and not frame["sentence"].duplicated().any()
-            passed += same
-            print(f"trial {trial}: killed after {killed_after:.1f} s with {saved} chunk(s) saved; "
-                  f"{resumed[0] if resumed else 'no chunk reused'}; identical to the clean run: {same}")
-        print(f"{passed} of {args.trials} trials identical")
+            record.update(rerun_exit=rerun.returncode, resumed=resumed[0] if resumed else None,
+                          **(compare(outdir, clean_dir) if rerun.returncode == 0 else {}))
+            record["passed"] = bool(rerun.returncode == 0 and record["identical_sentences_parquet"]
+                                    and record["identical_aq27"] and record["identical_analysis"]
+                                    and record["duplicate_sentences"] == 0)
+            results["trials"].append(record)
+            print(json.dumps(record))
+        passed = sum(record["passed"] for record in results["trials"])
+        results["passed"] = f"{passed} of {args.trials}"
+        print(f"{passed} of {args.trials} trials identical to the uninterrupted run")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
 
 
 if __name__ == "__main__":

@@ -98,16 +98,23 @@ def damage(path: Path, how: str) -> None:
                       "empty": b""}[how])
 
 
+def rerun_damaged(baseline, tmp_path: Path, model: str, axes: str, name: str, how: str) -> tuple[Path, str]:
+    """Damage file ``name`` of a copy of the baseline audit, rerun it, check it gives the baseline's result;
+    return the folder and the log."""
+    corpus, _, expected = baseline
+    outdir = copy_of(baseline, tmp_path)
+    damage(outdir / name, how)
+    log = run_audit(corpus, outdir, model, axes).stderr
+    same_result(outdir, expected)
+    return outdir, log
+
+
 @pytest.mark.parametrize("how", ["truncated", "garbage", "empty"])
 def test_unreadable_checkpoints_file_reruns_every_stage(baseline, tiny_st_model, tiny_axes, tmp_path, small_chunks,
                                                         how):
-    corpus, _, expected = baseline
-    outdir = copy_of(baseline, tmp_path)
-    damage(outdir / CHECKPOINTS, how)
-    result = run_audit(corpus, outdir, tiny_st_model, tiny_axes)
-    assert f"{outdir / CHECKPOINTS} is unreadable" in result.stderr
-    assert "filter: running (not run yet)" in result.stderr and "score: running (not run yet)" in result.stderr
-    same_result(outdir, expected)
+    outdir, log = rerun_damaged(baseline, tmp_path, tiny_st_model, tiny_axes, CHECKPOINTS, how)
+    assert f"{outdir / CHECKPOINTS} is unreadable" in log
+    assert "filter: running (not run yet)" in log and "score: running (not run yet)" in log
     assert json.loads((outdir / CHECKPOINTS).read_text())["format"] == 2
 
 
@@ -117,12 +124,8 @@ def test_unreadable_checkpoints_file_reruns_every_stage(baseline, tiny_st_model,
                                                      ("score.json", "garbage", "score")])
 def test_damaged_stage_output_is_recomputed(baseline, tiny_st_model, tiny_axes, tmp_path, small_chunks, name, how,
                                             stage):
-    corpus, _, expected = baseline
-    outdir = copy_of(baseline, tmp_path)
-    damage(outdir / name, how)
-    result = run_audit(corpus, outdir, tiny_st_model, tiny_axes)
-    assert f"{stage}: running ({name} was changed or damaged after it was written)" in result.stderr
-    same_result(outdir, expected)
+    _, log = rerun_damaged(baseline, tmp_path, tiny_st_model, tiny_axes, name, how)
+    assert f"{stage}: running ({name} was changed or damaged after it was written)" in log
 
 
 def test_missing_stage_output_is_recomputed(baseline, tiny_st_model, tiny_axes, tmp_path, small_chunks):

@@ -1,0 +1,145 @@
+"""Throughput and peak memory of `corpus-audit filter` and `corpus-audit audit --max-sentences N` on generated
+corpora of growing size (default 100 MB and 1 GB): memory must stay flat as the input grows.
+
+Each corpus mixes the shared English corpora record by record, each record with a fresh id, into one
+uncompressed JSON Lines file under a temporary folder (never the repository). Each command runs under
+``/usr/bin/time -v`` ("Maximum resident set size": the largest single process, the parent or one worker)
+while this script samples the summed RSS of the whole process tree every 0.2 s (workers included).
+
+    python benchmarks/scale.py [--sizes 100 1000] [--max-sentences 50000] [--model minilm] [--json FILE]
+        [--source A.jsonl.gz --source B.jsonl.gz] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from itertools import cycle
+from pathlib import Path
+
+SHARED = Path("/work/shared/corpora")
+DEFAULT_SOURCES = [SHARED / "reddit_mh_27subs_en.jsonl.gz", SHARED / "codiesp_clinical_cases_en.jsonl.gz"]
+PAGE = 4096
+
+
+def build(sources: list[Path], target: Path, megabytes: float) -> int:
+    """Write ``megabytes`` of JSON Lines to ``target``, taking records from ``sources`` in turn, each with a fresh
+    id; return the number of records."""
+    corpora = [[json.loads(line) for line in gzip.open(source, "rt", encoding="utf-8")] for source in sources]
+    position = [0] * len(corpora)
+    written = 0
+    with open(target, "w", encoding="utf-8") as handle:
+        for which in cycle(range(len(corpora))):
+            if handle.tell() >= megabytes * 1e6:
+                break
+            record = corpora[which][position[which] % len(corpora[which])]
+            position[which] += 1
+            handle.write(json.dumps(dict(record, id=f"scale-{written}"), ensure_ascii=False) + "\n")
+            written += 1
+    return written
+
+
+def tree_rss(root: int) -> int:
+    """Summed resident memory (bytes) of ``root`` and its descendants, from /proc."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            total += int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
+        except OSError:
+            pass
+    return total
+
+
+def measured(command: list[str]) -> dict:
+    """Run ``command`` under /usr/bin/time -v, sampling the process tree's RSS; return the measures."""
+    process = subprocess.Popen(["/usr/bin/time", "-v", *command], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                               text=True)
+    peak = 0
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, tree_rss(process.pid))
+            time.sleep(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, stderr = process.communicate()
+    done.set()
+    sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{stderr[-3000:]}")
+    maximum = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))
+    elapsed = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", stderr).group(1)
+    seconds = sum(float(part) * 60 ** power for power, part in enumerate(reversed(elapsed.split(":"))))
+    return {"seconds": round(seconds, 1), "max_rss_mb": round(maximum / 1024, 1),
+            "tree_rss_mb": round(peak / 2**20, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=float, nargs="+", default=[100, 1000], help="corpus sizes in MB")
+    parser.add_argument("--source", type=Path, action="append", default=None)
+    parser.add_argument("--max-sentences", type=int, default=50_000)
+    parser.add_argument("--model", default="minilm")
+    parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs (printed folder)")
+    args = parser.parse_args()
+    cli = [sys.executable, "-m", "corpus_audit"]
+    folder = Path(tempfile.mkdtemp(prefix="corpus-audit-scale-"))
+    results = []
+    try:
+        for megabytes in args.sizes:
+            corpus = folder / f"corpus_{megabytes:g}mb.jsonl"
+            documents = build(args.source or DEFAULT_SOURCES, corpus, megabytes)
+            size = corpus.stat().st_size / 1e6
+            row = {"corpus_mb": round(size, 1), "documents": documents}
+            row["filter"] = measured([*cli, "filter", str(corpus), "--lang", "en", "-o",
+                                      str(folder / f"filtered_{megabytes:g}.parquet"), "--no-progress"])
+            row["filter"]["mb_per_s"] = round(size / row["filter"]["seconds"], 2)
+            outdir = folder / f"audit_{megabytes:g}"
+            row["audit"] = measured([*cli, "audit", str(corpus), "--lang", "en", "--model", args.model, "-o",
+                                     str(outdir), "--max-sentences", str(args.max_sentences), "--no-progress"])
+            summary = json.loads((outdir / "summary.json").read_text())
+            row["audit"].update(mb_per_s=round(size / row["audit"]["seconds"], 2),
+                                sentences_kept=summary["filter"]["sentences_kept"],
+                                sentences_scored=summary["score"]["sentences_scored"],
+                                stage_seconds={k: round(v, 1) for k, v in summary["seconds"].items()})
+            print(json.dumps(row), flush=True)
+            results.append(row)
+            if not args.keep:
+                corpus.unlink()
+        for command in ("filter", "audit"):
+            for measure in ("max_rss_mb", "tree_rss_mb"):
+                ratio = results[-1][command][measure] / results[0][command][measure]
+                print(f"{command} {measure}: {results[-1]['corpus_mb']:g} MB / {results[0]['corpus_mb']:g} MB = "
+                      f"{ratio:.3f} (target <= 1.10)")
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+    finally:
+        if args.keep:
+            print(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
