@@ -23,7 +23,7 @@ _model_options = [
     click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
                  help="Language: picks the default model, lexicon and templates."),
     click.option("--model", default=None,
-                 help="Embedding model: 'minilm' (English default), 'use', 'e5-small', or any "
+                 help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'use', or any "
                       "sentence-transformers name or local folder."),
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
