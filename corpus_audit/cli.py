@@ -23,7 +23,7 @@ _model_options = [
     click.option("--lang", type=click.Choice(["en", "es"]), default="en", show_default=True,
                  help="Language: picks the default model, lexicon and templates."),
     click.option("--model", default=None,
-                 help="Embedding model: 'minilm' (English default), 'use', 'e5-small', or any "
+                 help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'use', or any "
                       "sentence-transformers name or local folder."),
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
@@ -141,9 +141,12 @@ def axes_train_command(recipe: str, output: str | None, lang: str, model: str | 
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for folds and sampled pairs.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
               help="Also write the results as JSON.")
+@click.option("--embedding-cache", type=click.Path(dir_okay=False), default=None,
+              help="Keep the sentence embeddings in this .npz between runs, so that a rerun after editing "
+                   "templates or lexicons embeds only the new sentences (a file of another model is replaced).")
 @model_options
-def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, lang: str,
-                          model: str | None, device: str, batch_size: int) -> None:
+def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, embedding_cache: str | None,
+                          lang: str, model: str | None, device: str, batch_size: int) -> None:
     """Cross-validated functional accuracy of the axes for a model.
 
     Adjectives are split into folds; each fold trains on the others and tests on sentences built from
@@ -154,7 +157,8 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
     from corpus_audit.scm.evaluate import evaluate_model, format_report
 
     embedder = _load_embedder(model, lang, device, batch_size)
-    report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed)
+    report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed,
+                            embedding_cache=embedding_cache)
     click.echo(format_report(report))
     if json_path:
         import json

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+from collections.abc import Mapping
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -227,20 +228,34 @@ def test_table_errors_name_file_and_line(tmp_path, content, message):
     assert path.read_text(encoding="utf-8") == content
 
 
-def test_accuracy_on_the_gold_sample():
+def _gold() -> list[dict[str, str]]:
     if not GOLD.exists():
         pytest.skip(f"{GOLD} not found")
     with open(GOLD, newline="", encoding="utf-8") as handle:
-        gold = [row for row in csv.DictReader(handle)]
-    errors = []
-    for row in gold:
-        forms, _ = inflect(row["lemma"], "rule")
-        errors += [f"{row['lemma']} {slot}: {getattr(forms, slot)} != {row[slot]}"
-                   for slot in ("ms", "fs", "mp", "fp") if getattr(forms, slot) != row[slot].strip()]
+        return list(csv.DictReader(handle))
+
+
+def _gold_errors(gold: list[dict[str, str]], forms_of: Mapping[str, Forms]) -> list[str]:
+    return [f"{row['lemma']} {slot}: {getattr(forms_of[row['lemma']], slot)} != {row[slot].strip()}"
+            for row in gold for slot in ("ms", "fs", "mp", "fp")
+            if getattr(forms_of[row["lemma"]], slot) != row[slot].strip()]
+
+
+def test_accuracy_on_the_gold_sample():
+    """The generator (every backend writes the rules' forms; lookup and Stanza only label them) on the
+    hand-checked sample: 60 lemmas x 4 forms, target >= 97 %."""
+    gold = _gold()
+    errors = _gold_errors(gold, {row["lemma"]: inflect(row["lemma"], "rule")[0] for row in gold})
     total = 4 * len(gold)
     accuracy = 1 - len(errors) / total
     print(f"gold accuracy {accuracy:.3f} ({len(errors)} wrong of {total})", *errors, sep="\n")
-    assert accuracy >= 0.97, errors
+    assert len(gold) == 60 and accuracy >= 0.97, errors
+
+
+def test_shipped_forms_table_agrees_with_the_gold_sample():
+    """What the Spanish axes are trained on: the shipped table (corrections included) for the gold lemmas."""
+    gold = _gold()
+    assert _gold_errors(gold, forms_for([row["lemma"] for row in gold])) == []
 
 
 def test_lexicon_forms_command_regenerates_the_shipped_table_and_keeps_manual_rows(tmp_path, monkeypatch):

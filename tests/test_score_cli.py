@@ -140,3 +140,40 @@ def test_records_with_disagreeing_fields_are_all_written(tmp_path, tiny_st_model
     assert frame["meta"].tolist() == ['{"a": 1}', "[1, 2]", "x\ufffd"]
     assert frame["big"].tolist()[0] == "1180591620717411303424" and "\ufffd" in frame.columns
     assert np.isfinite(frame[["warmth", "competence"]].astype(float).to_numpy()).all()
+
+
+@pytest.mark.parametrize("how", ["default", "--model"])
+def test_spanish_train_score_and_audit_use_the_spanish_default_or_the_given_model(tmp_path, tiny_st_model, how,
+                                                                                  monkeypatch):
+    """``--lang es`` without ``--model`` loads DEFAULT_MODELS["es"] (here swapped for the tiny model), and any
+    sentence-transformers model works through ``--model``; the axes are trained on the Spanish templates."""
+    from pathlib import Path
+
+    from corpus_audit.embedders import DEFAULT_MODELS, NAMED_MODELS, SentenceTransformerEmbedder
+
+    monkeypatch.setitem(NAMED_MODELS, DEFAULT_MODELS["es"], lambda device, batch_size: SentenceTransformerEmbedder(
+        "tiny-default-es", path=tiny_st_model, device=device, batch_size=batch_size))
+    model = ["--model", tiny_st_model] if how == "--model" else []
+    expected_id = f"sentence-transformers:{tiny_st_model if model else 'tiny-default-es'}@"
+    axes_path = tmp_path / "es.npz"
+    result = run("axes", "train", "--lang", "es", "--recipe", "reference", "-o", str(axes_path), *model)
+    assert result.exit_code == 0, result.output
+    meta = SCMAxes.load(axes_path).metadata_
+    assert meta["lang"] == "es" and meta["embedder_id"].startswith(expected_id) and meta["forms_sha256"]
+
+    source = tmp_path / "in.txt"
+    source.write_text("Son amables.\nSon crueles.\n", encoding="utf-8")
+    result = run("score", str(source), "-o", str(tmp_path / "out.csv"), "--lang", "es", "--axes", str(axes_path),
+                 *model)
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(tmp_path / "out.csv")) == 2
+    if model:
+        return  # the audit's --model path is the English tests'; here the default choice is the point
+
+    corpus = Path(__file__).parent / "data" / "corpus_codiesp_sample_es.jsonl.gz"
+    outdir = tmp_path / "audit"
+    result = run("audit", str(corpus), "--lang", "es", "-o", str(outdir), "--axes", str(axes_path), "--workers", "1")
+    assert result.exit_code == 0, result.output
+    summary = json.loads((outdir / "summary.json").read_text(encoding="utf-8"))
+    assert summary["score"]["model_id"].startswith(expected_id)
+    assert summary["analysis"]["n_sentences"] > 0

@@ -10,6 +10,7 @@ the quadrant must be right).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -112,11 +113,12 @@ def generalisation(cache: EmbeddingCache, axes, lang: str, seed: int = 0) -> dic
 
 
 def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_folds: int = 5,
-                   seed: int = 0) -> dict:
-    """Cross-validation and generalisation for each recipe, sharing one embedding cache."""
+                   seed: int = 0, embedding_cache: str | Path | None = None) -> dict:
+    """Cross-validation and generalisation for each recipe, sharing one embedding cache (kept on disk at
+    ``embedding_cache`` when given)."""
     from corpus_audit.scm.recipes import get_recipe, train_axes
 
-    cache = EmbeddingCache(embedder)
+    cache = EmbeddingCache(embedder, embedding_cache)
     adjectives = load_seed_lexicon(seed_lexicon_path(lang))
     report = {"embedder_id": embedder.model_id, "lang": lang, "folds": n_folds, "seed": seed, "recipes": {}}
     for name in recipes:
@@ -129,6 +131,23 @@ def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_
             "generalisation": generalisation(cache, axes, lang, seed=seed),
         }
     return report
+
+
+def validity_record(report: dict, recipe: str, source: str) -> dict:
+    """The measured-validity record shipped beside a model's default axes (``<axes>.validity.json``, shown by
+    the HTML report): the cross-validation means of ``recipe`` in an ``evaluate_model`` report, and where
+    they come from (``source``)."""
+    if recipe not in report["recipes"]:
+        raise ValueError(f"the evaluation of {report['embedder_id']} has no recipe {recipe!r}")
+    return {
+        "embedder_id": report["embedder_id"],
+        "lang": report["lang"],
+        "recipe": recipe,
+        "source": f"{source}: corpus-audit axes evaluate, {report['folds']} folds over held-out adjectives, "
+                  f"seed {report['seed']}",
+        "cross_validation_mean": {test: stats["mean"]
+                                  for test, stats in report["recipes"][recipe]["cross_validation"].items()},
+    }
 
 
 def format_report(report: dict) -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
 from corpus_audit import __version__
+from corpus_audit.atomic import atomic_path
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.resources import data_file, sha256_file
@@ -65,11 +67,21 @@ def training_sentences(recipe: Recipe, lang: str, adjectives: list[SeedAdjective
 
 
 class EmbeddingCache:
-    """Embeds each distinct sentence once across repeated calls (cross-validation folds reuse sentences)."""
+    """Embeds each distinct sentence once across repeated calls (cross-validation folds reuse sentences).
 
-    def __init__(self, embedder) -> None:
+    With ``path`` the vectors also persist between runs in a data-only ``.npz`` (sentences, vectors and
+    the model id), so that re-evaluating after a template edit embeds only the new sentences. A file
+    written for another model is ignored and replaced.
+    """
+
+    def __init__(self, embedder, path: str | Path | None = None) -> None:
         self.embedder = embedder
+        self.path = Path(path) if path is not None else None
         self._vectors: dict[str, np.ndarray] = {}
+        if self.path is not None and self.path.is_file():
+            with np.load(self.path, allow_pickle=False) as data:
+                if str(data["model_id"]) == embedder.model_id:
+                    self._vectors = dict(zip(data["sentences"].tolist(), data["vectors"]))
 
     @property
     def model_id(self) -> str:
@@ -84,7 +96,16 @@ class EmbeddingCache:
         if missing:
             for sentence, vector in zip(missing, self.embedder.encode(missing)):
                 self._vectors[sentence] = vector
+            self._save()
         return np.stack([self._vectors[s] for s in sentences]) if sentences else np.empty((0, 0), np.float32)
+
+    def _save(self) -> None:
+        if self.path is None:
+            return
+        vectors = np.stack(list(self._vectors.values())).astype(np.float32)
+        with atomic_path(self.path) as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, model_id=np.array(self.model_id), sentences=np.array(list(self._vectors)),
+                     vectors=vectors)
 
 
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,

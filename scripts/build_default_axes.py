@@ -1,0 +1,76 @@
+"""Rebuild the shipped default axes and their measured-validity records.
+
+For each language (default: every language of ``DEFAULT_MODELS``), train the default recipe on the
+language's default model into ``corpus_audit/axes/<lang>-default-<model>.npz`` and write
+``<lang>-default-<model>.validity.json`` beside it from that model's evaluation in ``docs/`` (the JSON of
+``corpus-audit axes evaluate --json``), checked to be of the same model weights and language:
+
+    corpus-audit axes evaluate --lang es --model e5-small --json docs/axes_es_e5.json \
+        --embedding-cache /tmp/es-e5.npz
+    python scripts/build_default_axes.py --lang es --embedding-cache /tmp/es-e5.npz
+
+Run it after editing a lexicon, a template or the default recipe (and re-run the evaluation first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from corpus_audit.atomic import write_text_atomic
+from corpus_audit.embedders import DEFAULT_MODELS, load_embedder
+from corpus_audit.scm.evaluate import validity_record
+from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, train_axes
+from corpus_audit.scm.store import SHIPPED_DIR
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def find_evaluation(embedder_id: str, lang: str, folder: Path = DOCS) -> Path:
+    """The one evaluation JSON in ``folder`` made on ``embedder_id`` for ``lang``."""
+    found = []
+    for path in sorted(folder.glob("axes_*.json")):
+        report = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(report, dict) and (report.get("embedder_id"), report.get("lang")) == (embedder_id, lang):
+            found.append(path)
+    if len(found) != 1:
+        raise SystemExit(f"expected one evaluation of {embedder_id} ({lang}) in {folder}, found "
+                         f"{[p.name for p in found] or 'none'}: run corpus-audit axes evaluate --json first")
+    return found[0]
+
+
+def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | None = None) -> Path:
+    model = DEFAULT_MODELS[lang]
+    embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
+    evaluation = evaluation or find_evaluation(embedder.model_id, lang)
+    report = json.loads(evaluation.read_text(encoding="utf-8"))
+    if (report["embedder_id"], report["lang"]) != (embedder.model_id, lang):
+        raise SystemExit(f"{evaluation} evaluates {report['embedder_id']} ({report['lang']}), "
+                         f"not {embedder.model_id} ({lang})")
+    record = validity_record(report, DEFAULT_RECIPE, evaluation.resolve().relative_to(ROOT).as_posix())
+    target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
+    train_axes(embedder, lang=lang, recipe=DEFAULT_RECIPE).save(target)
+    write_text_atomic(target.with_suffix(".validity.json"), json.dumps(record, indent=2) + "\n")
+    return target
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lang", choices=sorted(DEFAULT_MODELS), action="append",
+                        help="language to rebuild (repeatable; default: all)")
+    parser.add_argument("--evaluation", type=Path, default=None,
+                        help="evaluation JSON to take the validity from (default: the one in docs/ for the model)")
+    parser.add_argument("--embedding-cache", type=Path, default=None,
+                        help="the --embedding-cache file of the evaluation: its sentences are not embedded again")
+    args = parser.parse_args()
+    languages = args.lang or sorted(DEFAULT_MODELS)
+    if (args.evaluation or args.embedding_cache) and len(languages) != 1:
+        parser.error("--evaluation and --embedding-cache need exactly one --lang")
+    for lang in languages:
+        print(f"wrote {build(lang, args.evaluation, args.embedding_cache)}")
+
+
+if __name__ == "__main__":
+    main()
