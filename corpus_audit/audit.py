@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ import numpy as np
 
 from corpus_audit import __version__
 from corpus_audit.atomic import atomic_path, check_output_location, folder_lock, write_text_atomic
+from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.matcher import default_lexicon_path
 from corpus_audit.readers import STDIN, expand_paths
@@ -35,6 +36,8 @@ from corpus_audit.resources import sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from corpus_audit.scoring import Scorer
 
 # Neutral phrase that replaces an illness mention before embedding (--mask-terms), per language.
 MASKS = {"en": "this condition", "es": "esta afección"}
@@ -58,6 +61,8 @@ class AuditOptions:
     # (docs/findings.md); masking leaves only what the sentence says.
     mask_terms: bool = True
     seed: int = 0
+    # Where filter and score run; not part of any checkpoint: both engines give the same outputs.
+    engine: EngineOptions = field(default_factory=EngineOptions)
 
 
 def _fingerprint(payload: dict[str, Any]) -> str:
@@ -133,33 +138,34 @@ class ScoreParts:
             return None
         return scores if scores.shape == (rows, 2) and scores.dtype == np.float32 else None
 
-    def score(self, texts: list[str], load_model: Callable[[], tuple[Any, Any]], log: Callable[[str], None],
-              progress: bool) -> np.ndarray:
-        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored and saved."""
+    def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool) -> np.ndarray:
+        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored by ``scorer``
+        (which loads its model only if a chunk is missing) and saved as each arrives."""
         from tqdm.auto import tqdm
 
-        from corpus_audit.scoring import score_texts
-
         self._load_meta(log)
-        model = None
         out = np.empty((len(texts), 2), dtype=np.float32)
-        reused = 0
+        spans = [(start, min(start + self.CHUNK, len(texts))) for start in range(0, len(texts), self.CHUNK)]
+        missing = []
+        for index, (start, end) in enumerate(spans):
+            scores = self._saved(index, end - start)
+            if scores is None:
+                missing.append(index)
+            else:
+                out[start:end] = scores
+        reused = len(texts) - sum(spans[index][1] - spans[index][0] for index in missing)
         with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
-            for index, start in enumerate(range(0, len(texts), self.CHUNK)):
-                chunk = texts[start:start + self.CHUNK]
-                scores = self._saved(index, len(chunk))
-                if scores is None:
-                    if model is None:
-                        model = load_model()
-                        self.model_id = model[0].model_id
-                        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id}))
-                    scores = score_texts(chunk, model[0], model[1], show_progress=False)
-                    with atomic_path(self._chunk_path(index)) as tmp, open(tmp, "wb") as handle:
-                        np.save(handle, scores, allow_pickle=False)
-                else:
-                    reused += len(chunk)
-                out[start:start + len(chunk)] = scores
-                bar.update(len(chunk))
+            bar.update(reused)
+            fresh = scorer.score_chunks(texts[spans[index][0]:spans[index][1]] for index in missing)
+            for index, scores in zip(missing, fresh):
+                if index == missing[0]:  # the model is known once it has scored a chunk; record it before any save
+                    self.model_id = scorer.model_id
+                    write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id}))
+                with atomic_path(self._chunk_path(index)) as tmp, open(tmp, "wb") as handle:
+                    np.save(handle, scores, allow_pickle=False)
+                start, end = spans[index]
+                out[start:end] = scores
+                bar.update(end - start)
         if reused:
             log(f"score: resumed, {reused} of {len(texts)} sentences were already scored")
         return out
@@ -227,7 +233,7 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
     if (reason := checkpoints.fresh("filter", filter_key, filtered, filtered_summary)) is not None:
         log(f"filter: running ({reason})")
         filter_corpus(spec, filtered, options.lang, options.lexicon, options.spacy_model, options.keep_fields,
-                      options.workers, progress)
+                      options.workers, progress, options.engine)
         checkpoints.mark("filter", filter_key)
     else:
         log("filter: up to date, skipped")
@@ -247,7 +253,7 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
                  for s, t in zip(frame["sentence"], frame["terms"])]
         parts = ScoreParts(outdir / "score-parts", score_key, len(texts))
         embedding_started = time.perf_counter()
-        scores = parts.score(texts, load_model, log, progress)
+        scores = parts.score(texts, make_scorer(load_model, options.engine, options.device), log, progress)
         embedding_seconds = time.perf_counter() - embedding_started
         model_id = parts.model_id
         frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
