@@ -60,8 +60,14 @@ def connect(engine: EngineOptions) -> None:
         return
     local = engine.address is None
     try:
-        # A local Ray lives as long as this command: no dashboard, and only warnings and errors on the console.
-        ray.init(address=engine.address, include_dashboard=False if local else None, logging_level=logging.ERROR)
+        if local:
+            # Ray lives as long as this command: no dashboard. Its workers do the command's work, so they run at
+            # its priority, as the local engine's do (Ray lowers them to nice 15 by default, which on a machine
+            # shared with other work leaves them only the CPU nothing else wants).
+            ray.init(include_dashboard=False, logging_level=logging.ERROR,
+                     runtime_env={"env_vars": {"RAY_worker_niceness": "0"}})
+        else:
+            ray.init(address=engine.address, logging_level=logging.ERROR)
     except Exception as error:  # ray.init raises ConnectionError, ValueError, RuntimeError... for a bad address
         where = "start Ray on this machine" if local else f"connect to the Ray cluster at {engine.address}"
         raise EngineError(f"cannot {where}: {error}") from error

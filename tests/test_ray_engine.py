@@ -19,7 +19,6 @@ from corpus_audit.cli import main
 from corpus_audit.engines import EngineError, EngineOptions
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.readers import CorpusError, ReaderOptions
-from corpus_audit.scm.axes import SCMAxes
 from test_filter_parallel import write_tricky
 
 DATA = Path(__file__).parent / "data"
@@ -111,15 +110,11 @@ def test_score_gives_the_local_scores(ray_session, tmp_path, tiny_st_model, tiny
                                atol=SCORE_TOLERANCE, rtol=0)
 
 
-def test_worker_errors_reach_the_user_as_messages(ray_session, tmp_path, tiny_st_model, tiny_axes):
-    other = tmp_path / "other.npz"
-    axes = SCMAxes.load(tiny_axes)
-    axes.metadata_ = {**axes.metadata_, "embedder_id": "sentence-transformers:someone-else@000000000000"}
-    axes.save(other)
+def test_worker_errors_reach_the_user_as_messages(ray_session, tmp_path, tiny_st_model, foreign_axes):
     source = tmp_path / "in.txt"
     source.write_text("They are kind.\n")
     result = CliRunner().invoke(main, ["score", str(source), "-o", str(tmp_path / "o.csv"), "--model", tiny_st_model,
-                                       "--axes", str(other), "--engine", "ray"])
+                                       "--axes", foreign_axes, "--engine", "ray"])
     assert result.exit_code == 1 and "Error: " in result.output and "were trained on embeddings of" in result.output
     assert "Traceback" not in result.output
 
