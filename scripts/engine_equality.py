@@ -27,8 +27,8 @@ VOLATILE = ("seconds", "megabytes_per_second", "output", "engine", "ray_workers"
 
 
 def run_audit(corpus: str, lang: str, model: str | None, outdir: Path, engine: list[str]) -> float:
-    command = [sys.executable, "-m", "corpus_audit", "audit", corpus, "--lang", lang, "-o", str(outdir), "--no-progress",
-               *(["--model", model] if model else []), *engine]
+    command = [sys.executable, "-m", "corpus_audit", "audit", corpus, "--lang", lang, "-o", str(outdir),
+               "--no-progress", *(["--model", model] if model else []), *engine]
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
@@ -69,11 +69,14 @@ def main() -> None:
     parser.add_argument("--lang", default="en")
     parser.add_argument("--model", default=None)
     parser.add_argument("--ray-concurrency", type=int, default=None)
-    parser.add_argument("--keep", type=Path, default=None, help="write the two audits here instead of a temporary folder")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="write the two audits here instead of a temporary folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corpus-audit-engines-") as tmp:
         root = args.keep or Path(tmp)
-        ray_engine = ["--engine", "ray", *(["--ray-concurrency", str(args.ray_concurrency)] if args.ray_concurrency else [])]
+        ray_engine = ["--engine", "ray"]
+        if args.ray_concurrency:
+            ray_engine += ["--ray-concurrency", str(args.ray_concurrency)]
         seconds = {name: run_audit(args.corpus, args.lang, args.model, root / name, engine)
                    for name, engine in (("local", []), ("ray", ray_engine))}
         report = {"corpus": args.corpus, **compare(root / "local", root / "ray"),

@@ -49,7 +49,8 @@ def filtered(out: Path, files: list[str], lang: str, engine: EngineOptions | Non
 def test_filter_gives_the_local_rows_and_counts(ray_session, tmp_path, monkeypatch):
     from corpus_audit import ray_engine
 
-    monkeypatch.setattr(ray_engine, "BATCH_BYTES", 4096)  # many batches per file, spread over both actors
+    # Many batches per file, spread over both actors.
+    monkeypatch.setattr(ray_engine, "batch_bytes", lambda files, workers: 4096)
     tricky = tmp_path / "tricky.jsonl"
     write_tricky(tricky, ensure_ascii=False)
     (tmp_path / "empty.jsonl").write_bytes(b"")
@@ -75,7 +76,7 @@ def test_filter_gives_the_local_rows_and_counts(ray_session, tmp_path, monkeypat
 def test_strict_error_is_the_first_in_input_order(ray_session, tmp_path, monkeypatch):
     from corpus_audit import ray_engine
 
-    monkeypatch.setattr(ray_engine, "BATCH_BYTES", 500)
+    monkeypatch.setattr(ray_engine, "batch_bytes", lambda files, workers: 500)
     good = "".join(json.dumps({"id": str(i), "text": f"asthma {i}"}) + "\n" for i in range(200))
     path = tmp_path / "s.jsonl"
     path.write_text(good + "{bad\n" + good + '{"id": "x"}\n', encoding="utf-8")
@@ -104,7 +105,8 @@ def test_score_gives_the_local_scores(ray_session, tmp_path, tiny_st_model, tiny
         assert "scored 12 of 15 rows (3 distinct texts) with sentence-transformers:" in result.output
         outputs.append(pd.read_parquet(out))
     local, ray = outputs
-    pd.testing.assert_frame_equal(local.drop(columns=["warmth", "competence"]), ray.drop(columns=["warmth", "competence"]))
+    scores = ["warmth", "competence"]
+    pd.testing.assert_frame_equal(local.drop(columns=scores), ray.drop(columns=scores))
     assert np.isnan(scores_of(tmp_path / "ray.parquet")[2]).all()
     np.testing.assert_allclose(scores_of(tmp_path / "ray.parquet"), scores_of(tmp_path / "local.parquet"),
                                atol=SCORE_TOLERANCE, rtol=0)
@@ -134,7 +136,8 @@ def test_audit_gives_the_local_outputs_and_either_engine_resumes(ray_session, tm
                                   ray.drop(columns=["warmth", "competence", "quadrant"]))
     np.testing.assert_allclose(ray[["warmth", "competence"]].to_numpy(), local[["warmth", "competence"]].to_numpy(),
                                atol=SCORE_TOLERANCE, rtol=0)
-    assert pq.read_table(tmp_path / "ray" / "filtered.parquet").equals(pq.read_table(tmp_path / "local" / "filtered.parquet"))
+    tables = [pq.read_table(tmp_path / name / "filtered.parquet") for name in ("local", "ray")]
+    assert tables[0].equals(tables[1])
     summaries = [json.loads((tmp_path / name / "summary.json").read_text()) for name in ("local", "ray")]
     for summary in summaries:
         for key in VOLATILE:
@@ -170,4 +173,5 @@ def test_without_ray_the_local_engine_works_and_ray_is_asked_for_by_name(tmp_pat
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("1 Error: --engine ray needs Ray") and "pip install 'corpus-audit[ray]'" in result.stdout
+    assert result.stdout.startswith("1 Error: --engine ray needs Ray")
+    assert "pip install 'corpus-audit[ray]'" in result.stdout
