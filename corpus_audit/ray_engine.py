@@ -141,15 +141,14 @@ def filter_corpus_ray(spec: CorpusSpec, output: str | Path, matcher: IllnessMatc
     connect(engine)
     workers = engine.concurrency or max(1, _cluster("CPU"))
     summary.extra.update(engine="ray", ray_workers=workers)
-    items = [{"file": index, "path": path, "batched": _is_json_lines(path, spec.options.format)}
-             for index, path in enumerate(files)]
+    items = [{"path": path, "batched": _is_json_lines(path, spec.options.format)} for path in files]
     state = (spec.options, matcher, segmenter, summary.lang, tuple(keep_fields))
     unit_bytes = batch_bytes(files, workers)
     with _data_context(unit_bytes):
         dataset = (
             ray.data.from_items(items, override_num_blocks=len(items))
             # Reading is a few percent of the work and holds no CPU slot, so the actors can take every CPU.
-            .flat_map(_read_units, fn_kwargs={"batch_bytes": unit_bytes}, num_cpus=0,
+            .flat_map(_read_units, fn_kwargs={"unit_bytes": unit_bytes}, num_cpus=0,
                       compute=ray.data.TaskPoolStrategy(size=max(1, math.ceil(workers * READERS_PER_WORKER))))
             .map_batches(_FilterActor, fn_constructor_args=state, batch_size=1, num_cpus=1,
                          compute=ray.data.ActorPoolStrategy(size=workers))
@@ -163,19 +162,19 @@ def _is_json_lines(path: str, fmt: str | None) -> bool:
     return (fmt or split_format(path)[0]) == "jsonl"
 
 
-def _read_units(item: dict[str, Any], batch_bytes: int) -> Iterator[dict[str, Any]]:
-    """Rows ``{file, part, unit}`` of one input file, ``unit`` pickling (LineBatch or path, files, bytes): the
-    line batches of a JSON Lines file with the files and bytes read for each, or the path of another file."""
+def _read_units(item: dict[str, Any], unit_bytes: int) -> Iterator[dict[str, bytes]]:
+    """Rows ``{unit}`` of one input file, pickling (LineBatch or path, files read, bytes read): the line batches
+    of a JSON Lines file with the file and bytes counted for each, or the path of another file."""
     if not item["batched"]:  # read whole by filter_unit, which counts it
-        yield {"file": item["file"], "part": 0, "unit": pickle.dumps((item["path"], 0, 0))}
+        yield {"unit": pickle.dumps((item["path"], 0, 0))}
         return
     stats = ReadStats()
     counted = (0, 0)
-    for part, batch in enumerate(iter_line_batches([item["path"]], stats, batch_bytes)):
+    for batch in iter_line_batches([item["path"]], stats, unit_bytes):
         # The generator has counted exactly this batch's file and bytes since the previous one.
         read = (stats.files - counted[0], stats.bytes_read - counted[1])
         counted = (stats.files, stats.bytes_read)
-        yield {"file": item["file"], "part": part, "unit": pickle.dumps((batch, *read))}
+        yield {"unit": pickle.dumps((batch, *read))}
 
 
 class _FilterActor:
