@@ -23,7 +23,7 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from corpus_audit import __version__
 from corpus_audit.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                  write_bytes_atomic, write_text_atomic)
 from corpus_audit.embedders import DEFAULT_MODELS, NAMED_MODEL_PACKAGES
+from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.matcher import default_lexicon_path
 from corpus_audit.readers import STDIN, expand_paths
@@ -41,6 +42,8 @@ from corpus_audit.resources import sha256_bytes, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from corpus_audit.scoring import Scorer
 
 # Neutral phrase that replaces an illness mention before embedding (--mask-terms), per language.
 MASKS = {"en": "this condition", "es": "esta afección"}
@@ -64,6 +67,8 @@ class AuditOptions:
     # (docs/findings.md); masking leaves only what the sentence says.
     mask_terms: bool = True
     seed: int = 0
+    # Where filter and score run; not part of any checkpoint: both engines give the same outputs.
+    engine: EngineOptions = field(default_factory=EngineOptions)
 
 
 def _fingerprint(payload: Any) -> str:
@@ -204,49 +209,54 @@ class ScoreParts:
             return None
         return scores
 
-    def score(self, texts: list[str], load_model: Callable[[], tuple[Any, Any]], log: Callable[[str], None],
-              progress: bool) -> np.ndarray:
-        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored and saved."""
+    def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool) -> np.ndarray:
+        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored by ``scorer``
+        (which loads its model only if a chunk is missing) and saved as each arrives."""
         from tqdm.auto import tqdm
-
-        from corpus_audit.scoring import score_texts
 
         self._load_meta(log)
         out = np.empty((len(texts), 2), dtype=np.float32)
-        starts = range(0, len(texts), self.CHUNK)
+        spans = [(start, min(start + self.CHUNK, len(texts))) for start in range(0, len(texts), self.CHUNK)]
         missing = []
-        for index, start in enumerate(starts):
-            scores = self._saved(index, min(self.CHUNK, len(texts) - start), log)
+        for index, (start, end) in enumerate(spans):
+            scores = self._saved(index, end - start, log)
             if scores is None:
                 missing.append(index)
             else:
-                out[start:start + len(scores)] = scores
+                out[start:end] = scores
         if not missing:
             return out
-        embedder, axes = load_model()
-        if self.model_id is not None and self.model_id != embedder.model_id:
-            log(f"score: the saved chunks were scored with {self.model_id}, not {embedder.model_id}; "
-                "scoring every chunk again")
-            missing, self.digests = list(range(len(starts))), {}
-        reused = len(texts) - sum(min(self.CHUNK, len(texts) - starts[index]) for index in missing)
+        reused = len(texts) - sum(spans[index][1] - spans[index][0] for index in missing)
         if reused:
             log(f"score: resumed, {reused} of {len(texts)} sentences were already scored")
-        self.model_id = embedder.model_id
-        self._write_meta()
         with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
             bar.update(reused)
-            for index in missing:
-                chunk = texts[starts[index]:starts[index] + self.CHUNK]
-                scores = score_texts(chunk, embedder, axes, show_progress=False)
-                buffer = io.BytesIO()
-                np.save(buffer, scores, allow_pickle=False)
-                path = self._chunk_path(index)
-                write_bytes_atomic(path, buffer.getvalue())
-                self.digests[path.name] = sha256_bytes(buffer.getvalue())
-                self._write_meta()  # recorded only once saved: a kill in between leaves it unrecorded
-                out[starts[index]:starts[index] + len(chunk)] = scores
-                bar.update(len(chunk))
+            stale: list[int] = []
+            fresh = scorer.score_chunks(texts[spans[index][0]:spans[index][1]] for index in missing)
+            for index, scores in zip(missing, fresh):
+                if scorer.model_id != self.model_id:  # the model is known once it has scored a chunk
+                    if self.model_id is not None and reused:
+                        log(f"score: the saved chunks were scored with {self.model_id}, not {scorer.model_id}; "
+                            "scoring them again")
+                        stale = [i for i in range(len(spans)) if i not in set(missing)]
+                        bar.update(-reused)
+                    self.model_id = scorer.model_id
+                self._save(index, scores, out, spans, bar)
+            for index, scores in zip(stale, scorer.score_chunks(texts[spans[i][0]:spans[i][1]] for i in stale)):
+                self._save(index, scores, out, spans, bar)
         return out
+
+    def _save(self, index: int, scores: np.ndarray, out: np.ndarray, spans: list[tuple[int, int]], bar: Any) -> None:
+        """Save chunk ``index`` and record its digest, only once saved: a kill in between leaves it unrecorded."""
+        buffer = io.BytesIO()
+        np.save(buffer, scores, allow_pickle=False)
+        path = self._chunk_path(index)
+        write_bytes_atomic(path, buffer.getvalue())
+        self.digests[path.name] = sha256_bytes(buffer.getvalue())
+        self._write_meta()
+        start, end = spans[index]
+        out[start:end] = scores
+        bar.update(end - start)
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -340,7 +350,7 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
     if (reason := checkpoints.fresh("filter", filter_depends, filtered, filtered_summary)) is not None:
         log(f"filter: running ({reason})")
         filter_corpus(spec, filtered, options.lang, options.lexicon, options.spacy_model, options.keep_fields,
-                      options.workers, progress)
+                      options.workers, progress, options.engine)
         checkpoints.mark("filter", filter_depends, filtered, filtered_summary)
     else:
         log("filter: up to date, skipped")
@@ -361,7 +371,7 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
                  for s, t in zip(frame["sentence"], frame["terms"])]
         parts = ScoreParts(outdir / "score-parts", _fingerprint(score_depends), len(texts))
         embedding_started = time.perf_counter()
-        scores = parts.score(texts, load_model, log, progress)
+        scores = parts.score(texts, make_scorer(load_model, options.engine, options.device), log, progress)
         embedding_seconds = time.perf_counter() - embedding_started
         frame = frame.assign(warmth=scores[:, 0], competence=scores[:, 1])
         frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())

@@ -50,6 +50,37 @@ def _check_model_options(model: str | None, lang: str, device: str, batch_size: 
         raise click.ClickException(str(error)) from error
 
 
+_engine_options = [
+    click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+                 help="Where filtering and embedding run: 'local' (this process and its worker processes) or 'ray' "
+                      "(Ray Data; started inside the command, or a cluster with --ray-address; needs "
+                      "pip install 'corpus-audit[ray]'). The outputs are the same. See docs/scaling.md."),
+    click.option("--ray-address", default=None,
+                 help="With --engine ray: the Ray cluster to run on ('auto', HOST:PORT or ray://HOST:PORT; input "
+                      "files must be readable from every node). Default: start Ray on this machine."),
+    click.option("--ray-concurrency", type=click.IntRange(min=1), default=None,
+                 help="With --engine ray: workers per stage (filter actors, embedding actors). Default: one per "
+                      "CPU of the cluster; for embedding with --device cuda, one per GPU."),
+]
+
+
+def engine_options(command):
+    """--engine, --ray-address and --ray-concurrency, read back by :func:`_engine`."""
+    for option in reversed(_engine_options):
+        command = option(command)
+    return command
+
+
+def _engine(settings: dict):
+    """EngineOptions from the engine options (which it removes from ``settings``)."""
+    from corpus_audit.engines import EngineOptions
+
+    name, address, concurrency = (settings.pop(key) for key in ("engine", "ray_address", "ray_concurrency"))
+    if name != "ray" and (address or concurrency):
+        raise click.UsageError("--ray-address and --ray-concurrency need --engine ray")
+    return EngineOptions(name, address, concurrency)
+
+
 def _load_embedder(model: str | None, lang: str, device: str, batch_size: int):
     from corpus_audit.embedders import EmbedderError, load_embedder
 
@@ -70,8 +101,9 @@ def _load_embedder(model: str | None, lang: str, device: str, batch_size: int):
                    "axes trained once and cached).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record, naming file and line.")
 @model_options
+@engine_options
 def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
-                  lang: str, model: str | None, device: str, batch_size: int) -> None:
+                  lang: str, model: str | None, device: str, batch_size: int, **settings) -> None:
     """Add warmth and competence scores to each sentence of INPUT.
 
     INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2).
@@ -79,9 +111,12 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     records are counted and reported; blank rows keep empty scores.
     """
     from corpus_audit.atomic import OutputLocationError, check_output_location
+    from corpus_audit.engines import EngineError
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
     from corpus_audit.scm.store import axes_for
     from corpus_audit.scoring import ScoreError, check_output_path, score_file
+
+    engine = _engine(settings)
 
     def load_model():
         embedder = _load_embedder(model, lang, device, batch_size)
@@ -89,9 +124,10 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
 
     try:
         check_output_location(check_output_path(output).resolve().parent)
-        _check_model_options(model, lang, device, batch_size, axes_path)  # before reading a large input
-        summary = score_file(input_path, output, load_model, text_column=text_column, strict=strict)
-    except (ScoreError, AxesFileError, AxesMismatchError) as error:
+        _check_model_options(model, lang, "cpu" if engine.is_ray else device, batch_size, axes_path)  # before reading
+        summary = score_file(input_path, output, load_model, text_column=text_column, strict=strict, engine=engine,
+                             device=device)
+    except (ScoreError, AxesFileError, AxesMismatchError, EngineError) as error:
         raise click.ClickException(str(error)) from error
     except OutputLocationError as error:
         raise click.ClickException(error.strerror) from error
@@ -209,7 +245,7 @@ _corpus_options = [
     click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None, help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv."),
     click.option("--spacy-model", default=None, help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no download)."),
     click.option("--strict", is_flag=True, help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file and line."),
-    click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes that parse, match and split JSON Lines input (default: one per CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. The output is the same either way."),
+    click.option("--workers", type=click.IntRange(min=1), default=None, help="Processes that parse, match and split JSON Lines input with --engine local (default: one per CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. The output is the same either way."),
 ]
 
 
@@ -255,6 +291,7 @@ _PROGRESS_OPTION = click.option("--progress/--no-progress", default=None,
 @click.option("--lang", type=click.Choice(["en", "es"]), required=True, help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False), help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
 @corpus_options
+@engine_options
 @_PROGRESS_OPTION
 def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields: tuple[str, ...], lexicon: str | None,
                    spacy_model: str | None, workers: int | None, progress: bool | None, **settings) -> None:
@@ -265,18 +302,21 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     illnesses, illness_type and the --keep-field columns) and prints a summary.
     """
     from corpus_audit.atomic import OutputLocationError, check_output_location
+    from corpus_audit.engines import EngineError
     from corpus_audit.filtering import filter_corpus
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
     from corpus_audit.segment import SegmenterError
 
     spec = _corpus_spec(corpus, settings)
+    engine = _engine(settings)
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
     try:
         check_output_location(Path(output).resolve().parent)
-        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, _show_progress(progress))
-    except (CorpusError, LexiconError, SegmenterError) as exc:
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, _show_progress(progress),
+                                engine)
+    except (CorpusError, LexiconError, SegmenterError, EngineError) as exc:
         raise click.ClickException(str(exc)) from exc
     except OutputLocationError as exc:
         raise click.ClickException(exc.strerror) from exc
@@ -301,6 +341,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "point reflects what is said about the illness rather than the illness word itself.")
 @corpus_options
 @model_options
+@engine_options
 @_PROGRESS_OPTION
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
                   bias_map: str | None, mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None,
@@ -316,6 +357,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     from corpus_audit.atomic import OutputLocationError
     from corpus_audit.audit import AuditOptions, run_audit
     from corpus_audit.embedders import EmbedderError
+    from corpus_audit.engines import EngineError
     from corpus_audit.matcher import LexiconError
     from corpus_audit.readers import CorpusError
     from corpus_audit.scm.axes import AxesFileError, AxesMismatchError
@@ -323,21 +365,24 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     from corpus_audit.segment import SegmenterError
 
     spec = _corpus_spec(corpus, settings)
+    engine = _engine(settings)
     options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
                            lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
-                           max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed)
+                           max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
+                           engine=engine)
 
     def load_model():
         embedder = _load_embedder(model, lang, device, batch_size)
         return embedder, axes_for(embedder, lang, axes_path, log=lambda m: click.echo(m, err=True))
 
-    _check_model_options(model, lang, device, batch_size, axes_path)  # fail now, not when the filter is done
+    # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
+    _check_model_options(model, lang, "cpu" if engine.is_ray else device, batch_size, axes_path)
     try:
         load_bias_map(bias_map)
         summary = run_audit(spec, outdir, options, load_model, log=lambda m: click.echo(m, err=True),
                             progress=_show_progress(progress))
     except (CorpusError, LexiconError, SegmenterError, AxesFileError, AxesMismatchError, BiasMapError,
-            EmbedderError) as exc:
+            EmbedderError, EngineError) as exc:
         raise click.ClickException(str(exc)) from exc
     except OutputLocationError as exc:
         raise click.ClickException(exc.strerror) from exc

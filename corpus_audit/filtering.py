@@ -16,7 +16,7 @@ from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -24,9 +24,13 @@ from tqdm import tqdm
 
 from corpus_audit.atomic import atomic_path, write_text_atomic
 from corpus_audit.matcher import IllnessMatcher, illness_type
-from corpus_audit.readers import Document, LineBatch, ReaderOptions, ReadStats, field_text, read_line_batch
+from corpus_audit.readers import (Document, LineBatch, ReaderOptions, ReadStats, field_text, read_file,
+                                   read_line_batch)
 from corpus_audit.resources import sha256_file
 from corpus_audit.segment import Segmenter, import_spacy_without_torch
+
+if TYPE_CHECKING:
+    from corpus_audit.engines import EngineOptions
 
 BATCH_ROWS = 5_000
 BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "illnesses", "illness_type")
@@ -179,30 +183,40 @@ def iter_kept_sentences_parallel(
     # platform default (spawn) pickles them (the Segmenter pickles as its settings).
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
-    with context.Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
+    with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) as pool:
         pending: deque[tuple[LineBatch, Any]] = deque()
         for batch in batches:
-            pending.append((batch, pool.apply_async(_filter_batch, (batch,))))
+            pending.append((batch, pool.apply_async(filter_unit, (batch,))))
             if len(pending) > 2 * workers + 1:
-                yield from _merge_batch(*pending.popleft(), summary, options.strict)
+                yield from _merge_result(*pending.popleft(), summary, options.strict)
         while pending:
-            yield from _merge_batch(*pending.popleft(), summary, options.strict)
+            yield from _merge_result(*pending.popleft(), summary, options.strict)
 
 
-def _merge_batch(batch: LineBatch, result: Any, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
-    kept, counted = result.get()  # re-raises a worker's CorpusError (strict mode) in input order
+def _merge_result(batch: LineBatch, result: Any, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+    # get() re-raises a worker's CorpusError (strict mode) in input order
+    return merge_filtered(*result.get(), batch.source, batch.skips, summary, strict)
+
+
+def merge_filtered(kept: list[KeptSentence], counted: FilterSummary, source: str,
+                   skips: Iterable[tuple[str, int | None]], summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+    """Count what :func:`filter_unit` returned into ``summary``, then the reading problems ``skips`` of
+    ``source`` met after it (a batch's ``skips``), and yield the kept sentences.
+
+    Called on the units in input order, this leaves the counts and examples a single process would."""
     summary.merge(counted)
-    for reason, line in batch.skips:
-        summary.reading.skip(reason, batch.source, line, strict)
+    for reason, line in skips:
+        summary.reading.skip(reason, source, line, strict)
     yield from kept
 
 
 _worker_state: tuple[ReaderOptions, IllnessMatcher, Segmenter, str, tuple[str, ...]] | None = None
 
 
-def _init_worker(
+def init_filter_worker(
     options: ReaderOptions, matcher: IllnessMatcher, segmenter: Segmenter, lang: str, keep_fields: tuple[str, ...]
 ) -> None:
+    """Set up a worker process (a pool process, or a Ray actor) to run :func:`filter_unit`."""
     global _worker_state
     if segmenter.model is None:
         # A worker only splits sentences with the blank pipeline: skip the 1.2 s torch import thinc would do.
@@ -210,11 +224,16 @@ def _init_worker(
     _worker_state = (options, matcher, segmenter, lang, keep_fields)
 
 
-def _filter_batch(batch: LineBatch) -> tuple[list[KeptSentence], FilterSummary]:
+def filter_unit(unit: LineBatch | str) -> tuple[list[KeptSentence], FilterSummary]:
+    """The kept sentences and counts of a JSON Lines batch (``batch.skips`` left to :func:`merge_filtered`), or of
+    a whole file of any format given by its path, in a worker set up by :func:`init_filter_worker`."""
     assert _worker_state is not None, "worker not initialised"
     options, matcher, segmenter, lang, keep_fields = _worker_state
     counted = FilterSummary(lang=lang)
-    documents = read_line_batch(batch, options, counted.reading)
+    if isinstance(unit, LineBatch):
+        documents = read_line_batch(unit, options, counted.reading)
+    else:
+        documents = read_file(unit, options, counted.reading)
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
 
 
@@ -311,6 +330,13 @@ def run_filter_parallel(
     keep_fields = list(keep_fields)
     start = time.perf_counter()
     rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers)
+    return write_merged_rows(rows, summary, output, keep_fields, progress, start)
+
+
+def write_merged_rows(rows: Iterable[KeptSentence], summary: FilterSummary, output: str | Path,
+                      keep_fields: list[str], progress: bool, start: float) -> FilterSummary:
+    """Write ``rows`` merged from workers (which count the documents read into ``summary.reading`` as they
+    are merged) to ``output`` and the summary beside it; ``start`` is when the run began."""
     write_parquet(_rows_with_progress(rows, summary.reading, progress), output, keep_fields)
     return _finish(summary, output, start)
 
@@ -359,12 +385,14 @@ def filter_corpus(
     keep_fields: Iterable[str] = (),
     workers: int | None = None,
     progress: bool = False,
+    engine: EngineOptions | None = None,
 ) -> FilterSummary:
     """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
 
-    JSON Lines files are spread over ``workers`` processes (default: one per CPU); other inputs, and runs
-    with ``limit``/``sample`` (which need one ordered stream), are read in this process. Raises
-    ``CorpusError``, ``LexiconError``, ``SegmenterError`` or ``OSError`` for the caller to report.
+    Local engine: JSON Lines files are spread over ``workers`` processes (default: one per CPU); other
+    inputs, and runs with ``limit``/``sample`` (which need one ordered stream), are read in this process.
+    Ray engine: see :func:`corpus_audit.ray_engine.filter_corpus_ray` (same rows and counts). Raises
+    ``CorpusError``, ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
     """
     from corpus_audit.matcher import default_lexicon_path
     from corpus_audit.readers import iter_documents, iter_line_batches, line_batch_files
@@ -373,6 +401,10 @@ def filter_corpus(
     matcher = IllnessMatcher.from_csv(lexicon_path)
     segmenter = Segmenter(lang, spacy_model)
     summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
+    if engine is not None and engine.is_ray:
+        from corpus_audit.ray_engine import filter_corpus_ray
+
+        return filter_corpus_ray(spec, output, matcher, segmenter, summary, list(keep_fields), engine, progress)
     workers = workers or default_workers()
     parallel = workers > 1 and not (spec.hf_dataset or spec.limit or spec.sample)
     files = line_batch_files(spec.inputs, spec.options) if parallel else None

@@ -8,17 +8,21 @@ written atomically. Identical sentences are embedded once.
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from corpus_audit.readers import (CorpusError, ReaderOptions, ReadStats, field_text, read_file, scrub_surrogates,
                                   split_format)
 from corpus_audit.atomic import atomic_path
+
+if TYPE_CHECKING:
+    from corpus_audit.engines import EngineOptions
 
 OUTPUT_FORMATS = (".csv", ".parquet")
 #: Longer texts are cut before embedding; the default model reads at most 256 word pieces anyway.
@@ -84,6 +88,14 @@ def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None =
     """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once.
 
     ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
+    return score_with(texts, lambda distinct: axes.transform(embedder.encode(distinct, show_progress=show_progress)),
+                      summary)
+
+
+def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
+               summary: ScoreSummary | None = None) -> np.ndarray:
+    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (stripped, cut to
+    ``MAX_TEXT_CHARS``) into points, shape (n_distinct, 2)."""
     summary = summary if summary is not None else ScoreSummary()
     prepared = []
     for text in texts:
@@ -96,7 +108,7 @@ def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None =
     summary.distinct_texts = len(distinct)
     scores = np.full((len(texts), 2), np.nan, dtype=np.float32)
     if distinct:
-        points = axes.transform(embedder.encode(distinct, show_progress=show_progress))
+        points = project(distinct)
         index = {text: row for row, text in enumerate(distinct)}
         for position, text in enumerate(prepared):
             if text:
@@ -106,6 +118,52 @@ def score_texts(texts: list[str], embedder, axes, summary: ScoreSummary | None =
         summary.skipped["blank text"] += blank
     summary.scored = len(texts) - blank
     return scores
+
+
+class Scorer(ABC):
+    """Scores texts with a model that is loaded once, on first use (by :meth:`start` or the first texts).
+
+    :class:`LocalScorer` runs in this process; ``corpus_audit.ray_engine.RayScorer`` on Ray actors. Both give
+    :func:`score_texts` results: the same points up to floating-point noise (batches may be padded differently).
+    """
+
+    #: the embedder's ``model_id``, known once the model has been loaded (or the first chunk scored)
+    model_id: str | None = None
+
+    @abstractmethod
+    def start(self) -> None:
+        """Load the model (locally) or start the engine, so that a failure shows before any scoring."""
+
+    @abstractmethod
+    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
+        """:func:`score_texts` of each chunk, shape (len(chunk), 2), in order, as each is ready."""
+
+    @abstractmethod
+    def project(self, texts: list[str]) -> np.ndarray:
+        """Points of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`), shape (n, 2)."""
+
+
+class LocalScorer(Scorer):
+    """The embedder and axes of ``load_model()``, in this process."""
+
+    def __init__(self, load_model: Callable[[], tuple[Any, Any]]) -> None:
+        self._load_model = load_model
+        self._model: tuple[Any, Any] | None = None
+
+    def start(self) -> None:
+        if self._model is None:
+            self._model = self._load_model()
+            self.model_id = self._model[0].model_id
+
+    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
+        for chunk in chunks:
+            self.start()
+            yield score_texts(chunk, *self._model, show_progress=False)
+
+    def project(self, texts: list[str]) -> np.ndarray:
+        self.start()
+        embedder, axes = self._model
+        return axes.transform(embedder.encode(texts))
 
 
 def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) -> None:
@@ -147,12 +205,17 @@ def score_file(
     load_model: Callable[[], tuple[Any, Any]],
     text_column: str = "text",
     strict: bool = False,
+    engine: EngineOptions | None = None,
+    device: str = "cpu",
 ) -> ScoreSummary:
     """Read ``input_path``, score every row, write ``output``.
 
     ``load_model`` returns (embedder, axes); it is called only once the input is known to hold rows, so a
-    bad input fails before the model is loaded.
+    bad input fails before the model is loaded. ``engine``/``device``: where to embed (see
+    :func:`corpus_audit.engines.make_scorer`); reading and writing stay in this process.
     """
+    from corpus_audit.engines import make_scorer
+
     output = check_output_path(output)
     summary = ScoreSummary()
     started = time.perf_counter()
@@ -160,11 +223,12 @@ def score_file(
     summary.rows = len(rows)
     summary.seconds["read"] = time.perf_counter() - started
     started = time.perf_counter()
-    embedder, axes = load_model()
-    summary.model_id = embedder.model_id
+    scorer = make_scorer(load_model, engine, device)
+    scorer.start()  # Ray: connects (the actors load the model while embedding)
     summary.seconds["load_model"] = time.perf_counter() - started
     started = time.perf_counter()
-    scores = score_texts([str(row[text_column]) for row in rows], embedder, axes, summary)
+    scores = score_with([str(row[text_column]) for row in rows], scorer.project, summary)
+    summary.model_id = scorer.model_id or ""
     summary.seconds["embed_and_project"] = time.perf_counter() - started
     started = time.perf_counter()
     write_table(rows, scores, output)

@@ -65,3 +65,15 @@ def tiny_axes(tiny_st_model, tmp_path_factory) -> str:
                                        "-o", str(path)])
     assert result.exit_code == 0, result.output
     return str(path)
+
+
+@pytest.fixture()
+def foreign_axes(tiny_axes, tmp_path) -> str:
+    """The tiny model's axes, relabelled as trained on another model: every command must refuse them."""
+    from corpus_audit.scm.axes import SCMAxes
+
+    path = tmp_path / "other.npz"
+    axes = SCMAxes.load(tiny_axes)
+    axes.metadata_ = {**axes.metadata_, "embedder_id": "sentence-transformers:someone-else@000000000000"}
+    axes.save(path)
+    return str(path)

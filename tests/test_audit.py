@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from corpus_audit.atomic import folder_lock
 from corpus_audit.audit import MASKS, ScoreParts, mask_mentions, select_sentences
 from corpus_audit.cli import main
+from corpus_audit.scoring import LocalScorer
 
 SAMPLE = str(Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz")
 
@@ -162,21 +163,21 @@ def test_score_parts_resume_after_a_crash_gives_the_uninterrupted_result(tmp_pat
     texts = [f"sentence number {i} about something" for i in range(45)]
     logs: list[str] = []
     whole = ScoreParts(tmp_path / "a", "key", len(texts)).score(
-        texts, lambda: (_HashEmbedder(), _FirstTwoColumns()), logs.append, False)
+        texts, LocalScorer(lambda: (_HashEmbedder(), _FirstTwoColumns())), logs.append, False)
     crashing = _HashEmbedder(crash_after=2)
     with pytest.raises(KeyboardInterrupt):
-        ScoreParts(tmp_path / "b", "key", len(texts)).score(texts, lambda: (crashing, _FirstTwoColumns()), logs.append,
-                                                             False)
+        ScoreParts(tmp_path / "b", "key", len(texts)).score(texts, LocalScorer(lambda: (crashing, _FirstTwoColumns())),
+                                                             logs.append, False)
     resumed_embedder = _HashEmbedder()
     parts = ScoreParts(tmp_path / "b", "key", len(texts))
-    resumed = parts.score(texts, lambda: (resumed_embedder, _FirstTwoColumns()), logs.append, False)
+    resumed = parts.score(texts, LocalScorer(lambda: (resumed_embedder, _FirstTwoColumns())), logs.append, False)
     np.testing.assert_array_equal(resumed, whole)
     assert resumed_embedder.embedded == 25  # only the three chunks the crash left unscored
     assert parts.model_id == _HashEmbedder.model_id
     assert "score: resumed, 20 of 45 sentences were already scored" in logs
     # Saved chunks of another configuration are never reused.
     other = _HashEmbedder()
-    ScoreParts(tmp_path / "b", "other key", len(texts)).score(texts, lambda: (other, _FirstTwoColumns()),
+    ScoreParts(tmp_path / "b", "other key", len(texts)).score(texts, LocalScorer(lambda: (other, _FirstTwoColumns())),
                                                               logs.append, False)
     assert other.embedded == 45 and any(m.startswith("score: discarding saved chunks of another configuration")
                                         for m in logs)

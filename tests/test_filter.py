@@ -55,7 +55,7 @@ def test_filter_writes_rows_and_summary(tmp_path: Path) -> None:
 
 
 def test_bad_input_is_counted_not_fatal(tmp_path: Path) -> None:
-    good = write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "I have PTSD."}])
+    write_jsonl(tmp_path / "good.jsonl", [{"id": "g", "text": "I have PTSD."}])
     bad = tmp_path / "bad.jsonl"
     bad.write_bytes(b'{"id": "1", "text": "My OCD."}\n{nope\n{"id": "2"}\n{"id": "3", "text": "caf\xe9 anxiety"}\n')
     (tmp_path / "empty.jsonl").write_bytes(b"")

@@ -291,7 +291,7 @@ def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monk
     path = tmp_path / "mixed.jsonl"
     good = [{"id": 1, "text": "caf\u00e9 \u00e9t\u00e9", "n": 18446744073709551616}, {"id": "f", "text": "x", "score": -0.0},
             {"text": "no id", "meta": {"deep": [1, [2.5, None]]}}, {"id": "s", "text": "lone \ud800 surrogate"},
-            {"id": 18446744073709551617, "text": "big id"}, {"id": "dup", "text": "first", "text": "second"}]
+            {"id": 18446744073709551617, "text": "big id"}, {"id": "dup", "text": "second"}]  # the line itself (below) repeats the key
     lines = [json.dumps(record).encode("utf-8", "surrogatepass") + b"\n" for record in good]
     lines[5] = b'{"id": "dup", "text": "first", "text": "second"}\n'
     lines += [b'{"id": "nan", "text": "t", "v": NaN}\n', b'\xef\xbb\xbf{"id": "bom", "text": "t"}\n', b'{"text": "caf\xe9"}\n',

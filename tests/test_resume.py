@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from corpus_audit.audit import CHECKPOINTS, ScoreParts, model_identity
 from corpus_audit.cli import main
 from corpus_audit.matcher import default_lexicon_path
+from corpus_audit.scoring import LocalScorer
 
 SAMPLE = Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz"
 DRIVER = Path(__file__).parent / "audit_driver.py"
@@ -211,7 +212,8 @@ TEXTS = [f"sentence {i} {'e' * (i % 7)}" for i in range(45)]
 
 def scored(folder: Path, logs: list[str], embedder: _CountingEmbedder | None = None, key: str = "key") -> np.ndarray:
     embedder = embedder or _CountingEmbedder()
-    return ScoreParts(folder, key, len(TEXTS)).score(TEXTS, lambda: (embedder, _Identity()), logs.append, False)
+    scorer = LocalScorer(lambda: (embedder, _Identity()))
+    return ScoreParts(folder, key, len(TEXTS)).score(TEXTS, scorer, logs.append, False)
 
 
 @pytest.fixture()

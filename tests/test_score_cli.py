@@ -89,14 +89,10 @@ def test_bad_output_extension_fails_before_any_work(tmp_path):
     assert result.exit_code == 1 and "must end in .csv or .parquet" in result.output
 
 
-def test_axes_from_another_model_are_refused(tmp_path, tiny_st_model, tiny_axes):
-    other = tmp_path / "other.npz"
-    axes = SCMAxes.load(tiny_axes)
-    axes.metadata_ = {**axes.metadata_, "embedder_id": "sentence-transformers:someone-else@000000000000"}
-    axes.save(other)
+def test_axes_from_another_model_are_refused(tmp_path, tiny_st_model, foreign_axes):
     source = tmp_path / "in.txt"
     source.write_text("They are kind.\n")
-    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", tiny_st_model, "--axes", str(other))
+    result = run("score", str(source), "-o", str(tmp_path / "o.csv"), "--model", tiny_st_model, "--axes", foreign_axes)
     assert result.exit_code == 1 and "were trained on embeddings of" in result.output
 
 
