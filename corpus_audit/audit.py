@@ -38,7 +38,7 @@ from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.filtering import CorpusSpec, filter_corpus
 from corpus_audit.matcher import default_lexicon_path
 from corpus_audit.readers import STDIN, expand_paths
-from corpus_audit.resources import sha256_bytes, sha256_file
+from corpus_audit.resources import data_file, sha256_bytes, sha256_file
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -305,6 +305,10 @@ def select_sentences(filtered: Path, max_sentences: int | None, seed: int,
     return pa.Table.from_batches(selected, schema=parquet.schema_arrow).to_pandas(), duplicates
 
 
+#: the figures of an audit folder, each written as .png and .svg
+FIGURES = ("density", "density_by_illness", "quadrant_shares", "aq27")
+
+
 def write_figures(sentences: pd.DataFrame, result: Any, outdir: Path) -> list[Path]:
     """density.png/.svg (the seed paper's Figure 3), per-illness small multiples, quadrant shares, AQ-27."""
     from corpus_audit import plots
@@ -387,6 +391,19 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
         shutil.rmtree(outdir / "score-parts", ignore_errors=True)  # left if a run was killed right after marking
     seconds["score"] = time.perf_counter() - started
 
+    # Analysis, figures and report: rebuilt only when something they are drawn from changed.
+    summary_path, report_path = outdir / "summary.json", outdir / "report.html"
+    figure_paths = [outdir / f"{name}.{suffix}" for name in FIGURES for suffix in ("png", "svg")]
+    report_depends = {
+        "scored sentences": sha256_file(sentences_path), "filter summary": sha256_file(filtered_summary),
+        "score summary": sha256_file(score_summary), "options": asdict(options), "inputs": list(spec.inputs),
+        "bias map": sha256_file(Path(options.bias_map) if options.bias_map else data_file("lexicons", "bias_map.csv")),
+        "package version": __version__}
+    report_outputs = (outdir / "aq27.csv", *figure_paths, summary_path, report_path)
+    if (reason := checkpoints.fresh("report", report_depends, *report_outputs)) is None:
+        log("analysis, figures and report: up to date, skipped")
+        return json.loads(summary_path.read_text(encoding="utf-8"))
+    log(f"analysis, figures and report: running ({reason})")
     started = time.perf_counter()
     sentences = pd.read_parquet(sentences_path)
     result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed)
@@ -405,8 +422,9 @@ def _run_stages(spec: CorpusSpec, outdir: Path, options: AuditOptions, load_mode
         "analysis": result.to_dict(),
         "seconds": seconds,
     }
-    write_text_atomic(outdir / "summary.json", json.dumps(summary, indent=2, default=str))
+    write_text_atomic(summary_path, json.dumps(summary, indent=2, default=str))
     from corpus_audit.report import write_report
 
     write_report(outdir)  # reads summary.json and the figures, so it comes last
+    checkpoints.mark("report", report_depends, *report_outputs)
     return summary

@@ -57,11 +57,25 @@ def test_outputs_hold_every_distinct_kept_sentence(finished):
 
 def test_rerun_resumes_without_recomputing(finished, tiny_st_model, tiny_axes):
     outdir, _ = finished
-    before = {name: (outdir / name).stat().st_mtime_ns for name in ("filtered.parquet", "sentences.parquet")}
+    names = ("filtered.parquet", "sentences.parquet", "summary.json", "report.html", "aq27.csv", "density.png")
+    before = {name: (outdir / name).stat().st_mtime_ns for name in names}
     again = audit(outdir, tiny_st_model, tiny_axes)
     assert again.exit_code == 0, again.output + again.stderr
     assert "filter: up to date, skipped" in again.stderr and "score: up to date, skipped" in again.stderr
+    assert "analysis, figures and report: up to date, skipped" in again.stderr
     assert {name: (outdir / name).stat().st_mtime_ns for name in before} == before
+    assert "sentences scored" in again.output  # the summary of the finished run is reported again
+
+
+def test_changed_bias_map_redraws_only_the_report(finished, tiny_st_model, tiny_axes, tmp_path):
+    outdir = shutil.copytree(finished[0], tmp_path / "audit")
+    bias_map = tmp_path / "bias_map.csv"
+    bundled = (Path(__file__).parent.parent / "lexicons" / "bias_map.csv").read_text(encoding="utf-8")
+    bias_map.write_text(bundled.replace("\n", "\n", 1) + "\n", encoding="utf-8")  # same map, other bytes
+    again = audit(outdir, tiny_st_model, tiny_axes, "--bias-map", str(bias_map))
+    assert again.exit_code == 0, again.output + again.stderr
+    assert "score: up to date, skipped" in again.stderr
+    assert "analysis, figures and report: running (bias map, options changed since the last run)" in again.stderr
 
 
 def test_changed_options_rerun_only_the_stages_they_affect(tiny_st_model, tiny_axes, tmp_path):
