@@ -227,7 +227,9 @@ def small_multiples_figure(df: pd.DataFrame, max_illnesses: int = 12, *, ncols: 
         kind = kinds.get(name, "unknown")
         has_kde = _draw_group(ax, points[name], COLORS[kind], limits, marker_size=3.0)
         _decorate_plane(ax, limits, corner_labels=False)
-        ax.set_title(f"{name} ({kind}, n={len(points[name]):,})" + ("" if has_kde else "\npoints only"),
+        # A long illness name would run into the next panel's title: the counts go to a second line.
+        counts = f"({kind}, n={len(points[name]):,})"
+        ax.set_title(f"{name}{chr(10) if len(name) > 20 else ' '}{counts}" + ("" if has_kde else "\npoints only"),
                      fontsize=8, color=COLORS[kind])
         ax.tick_params(labelsize=7)
     for ax in flat[len(names):]:
