@@ -1,8 +1,8 @@
 """Kill an audit with SIGKILL while it embeds, rerun it into the same folder, and compare with a clean run.
 
 Runs one uninterrupted audit, then TRIALS audits each killed at a random moment of its embedding (uniform over
-5-95% of the clean run's embedding time, counted from the moment the model is loaded, i.e. when
-score-parts/meta.json appears) and rerun to the end into the same OUTDIR. A trial passes when the rerun
+5-95% of the clean run's embedding time, counted as that time is, from the start of the score stage, when
+score-parts/ appears, model loading included) and rerun to the end into the same OUTDIR. A trial passes when the rerun
 exits 0 and its sentences.parquet equals the uninterrupted one (the same sentences in the same order, no
 duplicate or missing row, bit-identical scores), and so do aq27.csv and the analysis in summary.json.
 
@@ -36,9 +36,11 @@ def audit_command(corpus: list[str], lang: str, model: str, outdir: Path, chunk:
 
 
 def killed_run(command: list[str], outdir: Path, delay: float) -> dict:
-    """Start the audit, wait until its model is loaded (embedding starts), kill it ``delay`` seconds later."""
+    """Start the audit, wait until its score stage starts, kill it ``delay`` seconds later."""
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    while process.poll() is None and not (outdir / "score-parts" / "meta.json").exists():
+    # score-parts/ appears when the score stage starts, before the model loads (the clean run's embedding time
+    # counts from there too); its meta.json only once the first chunk is saved.
+    while process.poll() is None and not (outdir / "score-parts").is_dir():
         time.sleep(0.02)
     started = time.monotonic()
     time.sleep(delay)
