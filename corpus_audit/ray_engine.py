@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import math
-import pickle
 import time
 import traceback
 import warnings
@@ -106,6 +105,9 @@ def _data_context(block_bytes: int) -> Iterator[None]:
         "enable_auto_log_stats": False,
         # A worker's own exception (AxesMismatchError, EmbedderError...) reaches the caller as itself.
         "raise_original_map_exception": True,
+        # Values Arrow has no type for (LineBatch, results, exceptions) travel as Ray objects; set explicitly,
+        # Ray Data says nothing about each such column.
+        "enable_fallback_to_arrow_object_ext_type": True,
     }
     owners = {name: context.execution_options if name == "preserve_order" else context for name in settings}
     saved = {name: getattr(owners[name], name) for name in settings}
@@ -162,11 +164,11 @@ def _is_json_lines(path: str, fmt: str | None) -> bool:
     return (fmt or split_format(path)[0]) == "jsonl"
 
 
-def _read_units(item: dict[str, Any], unit_bytes: int) -> Iterator[dict[str, bytes]]:
-    """Rows ``{unit}`` of one input file, pickling (LineBatch or path, files read, bytes read): the line batches
+def _read_units(item: dict[str, Any], unit_bytes: int) -> Iterator[dict[str, _Carried]]:
+    """Rows ``{unit}`` of one input file, carrying (LineBatch or path, files read, bytes read): the line batches
     of a JSON Lines file with the file and bytes counted for each, or the path of another file."""
     if not item["batched"]:  # read whole by filter_unit, which counts it
-        yield {"unit": pickle.dumps((item["path"], 0, 0))}
+        yield {"unit": _Carried((item["path"], 0, 0))}
         return
     stats = ReadStats()
     counted = (0, 0)
@@ -174,7 +176,7 @@ def _read_units(item: dict[str, Any], unit_bytes: int) -> Iterator[dict[str, byt
         # The generator has counted exactly this batch's file and bytes since the previous one.
         read = (stats.files - counted[0], stats.bytes_read - counted[1])
         counted = (stats.files, stats.bytes_read)
-        yield {"unit": pickle.dumps((batch, *read))}
+        yield {"unit": _Carried((batch, *read))}
 
 
 class _FilterActor:
@@ -184,7 +186,7 @@ class _FilterActor:
         init_filter_worker(*state)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return _results(_captured(_filter, *pickle.loads(unit)) for unit in batch["unit"])
+        return _results(_captured(_filter, *unit.value) for unit in batch["unit"])
 
 
 def _filter(unit: LineBatch | str, files: int, bytes_read: int) -> tuple[Any, ...]:
@@ -209,15 +211,27 @@ def _captured(function: Callable[..., Any], *args: Any) -> tuple[Any, Exception 
         return None, error
 
 
+class _Carried:
+    """A Python value in a Ray Data column. Ray Data makes no Arrow type of it, so it moves the value between
+    the processes of the run with Ray's own object serialisation (``enable_fallback_to_arrow_object_ext_type``
+    in :func:`_data_context`), as it moves every task's arguments; nothing is read back from a file."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def _results(values: Iterable[tuple[Any, Exception | None]]) -> dict[str, np.ndarray]:
-    """A Ray Data batch of pickled results (pickled so that any Python value crosses Arrow as bytes)."""
-    return {"result": np.array([pickle.dumps(value) for value in values], dtype=object)}
+    """A Ray Data batch of results, one :class:`_Carried` (value, exception) per row."""
+    carried = [_Carried(value) for value in values]
+    column = np.empty(len(carried), dtype=object)  # filled after creation: numpy would unpack tuples
+    column[:] = carried
+    return {"result": column}
 
 
 def _values(rows: Iterable[dict[str, Any]]) -> Iterator[Any]:
     """The results of :func:`_results` rows in order, raising the first captured exception."""
     for row in rows:
-        value, error = pickle.loads(row["result"])
+        value, error = row["result"].value
         if error is not None:
             raise error
         yield value
@@ -242,14 +256,15 @@ class RayScorer(Scorer):
             raise EngineError("--device cuda: the Ray cluster has no GPU")
 
     def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
-        items = [{"texts": pickle.dumps(chunk)} for chunk in chunks]
+        items = [{"texts": _Carried(chunk)} for chunk in chunks]
         if not items:
             return
         self.start()
         actors = min(len(items), self.engine.concurrency or max(1, _cluster("GPU" if self.use_gpu else "CPU")))
         # A CPU actor holds one CPU, and Ray limits its threads (OMP_NUM_THREADS) to match.
         resources = {"num_gpus": 1, "num_cpus": 1} if self.use_gpu else {"num_cpus": 1}
-        with _data_context(max(len(item["texts"]) for item in items)):
+        # At most 4 UTF-8 bytes per character: the largest chunk fits one block.
+        with _data_context(max(4 * sum(map(len, item["texts"].value)) for item in items) + 1024):
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 _ScoreActor, fn_constructor_args=(self._load_model,), batch_size=1,
                 compute=ray.data.ActorPoolStrategy(size=actors), **resources)
@@ -271,7 +286,7 @@ class _ScoreActor:
         self._model: tuple[Any, Any] | None = None
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return _results(_captured(self._score, pickle.loads(texts)) for texts in batch["texts"])
+        return _results(_captured(self._score, texts.value) for texts in batch["texts"])
 
     def _score(self, texts: list[str]) -> tuple[str, np.ndarray]:
         if self._model is None:

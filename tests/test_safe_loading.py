@@ -56,19 +56,9 @@ def test_the_scanner_finds_unsafe_loaders():
                                       "line 8: eval()"]
 
 
-# The Ray engine pickles values it hands between the Ray processes of one run (Ray's own transport pickles too);
-# it reads no file with pickle, so its import is the one allowed.
-ALLOWED = {"ray_engine.py": {"import pickle"}}
-
-
 def test_package_source_has_no_unsafe_loader():
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        name = str(path.relative_to(PACKAGE))
-        problems = [problem for problem in unsafe_loaders(path.read_text(encoding="utf-8"))
-                    if problem.split(": ", 1)[1] not in ALLOWED.get(name, set())]
-        if problems:
-            found[name] = problems
+    found = {str(path.relative_to(PACKAGE)): problems for path in sorted(PACKAGE.rglob("*.py"))
+             if (problems := unsafe_loaders(path.read_text(encoding="utf-8")))}
     assert found == {}
     assert len(list(PACKAGE.rglob("*.py"))) > 20  # the scan saw the package
 
