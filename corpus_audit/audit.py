@@ -238,7 +238,7 @@ class ScoreParts:
                     if self.model_id is not None and reused:
                         log(f"score: the saved chunks were scored with {self.model_id}, not {scorer.model_id}; "
                             "scoring them again")
-                        stale = [i for i in range(len(spans)) if i not in set(missing)]
+                        stale = sorted(set(range(len(spans))) - set(missing))
                         bar.update(-reused)
                     self.model_id = scorer.model_id
                 self._save(index, scores, out, spans, bar)
