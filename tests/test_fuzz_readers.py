@@ -264,8 +264,9 @@ def good_record(draw, text_field: str, id_field: str, ascii_only: bool) -> dict:
 
 def join_lines(draw, lines: list[bytes], bom: bool) -> bytes:
     ends = [draw(st.sampled_from([b"\n", b"\r\n"])) for _ in lines]
-    if lines and draw(st.booleans()):
-        ends[-1] = b""  # no line end after the last line
+    # No line end after the last line, unless that line is empty: an empty last line without its end is no line.
+    if lines and lines[-1] and draw(st.booleans()):
+        ends[-1] = b""
     return (BOM if bom else b"") + b"".join(line + end for line, end in zip(lines, ends))
 
 
