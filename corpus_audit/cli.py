@@ -232,37 +232,39 @@ def lexicon_forms_command(lang: str, backend: str) -> None:
 
 _corpus_options = [
     click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None,
-        help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
+                 help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
     click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text."),
     click.option("--id-field", default="id", show_default=True,
-        help="Field/column holding the document id (default id when absent: FILE:LINE)."),
+                 help="Field/column holding the document id (default id when absent: FILE:LINE)."),
     click.option("--line-docs", is_flag=True,
-        help="For .txt input: each non-empty line is a document (default: each file is one)."),
+                 help="For .txt input: each non-empty line is a document (default: each file is one)."),
     click.option("--keep-field", "keep_fields", multiple=True,
-        help="Copy this input field into the output as a string column (repeatable); 'source' gives the input file."),
+                 help="Copy this input field into the output as a string column (repeatable); 'source' gives the "
+                      "input file."),
     click.option("--hf-dataset", default=None,
-        help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a builder (json, "
-             "csv, parquet, text) whose data files are the CORPUS arguments."),
+                 help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a "
+                      "builder (json, csv, parquet, text) whose data files are the CORPUS arguments."),
     click.option("--hf-config", default=None, help="Configuration (subset) name of the --hf-dataset."),
     click.option("--split", "hf_split", default="train", show_default=True, help="Split of the --hf-dataset to read."),
     click.option("--limit", type=click.IntRange(min=1), default=None,
-        help="Stop after this many documents (after sampling)."),
+                 help="Stop after this many documents (after sampling)."),
     click.option("--sample", type=click.FloatRange(0, 1, min_open=True), default=None,
-        help="Keep each document with this probability (0 < RATE <= 1)."),
+                 help="Keep each document with this probability (0 < RATE <= 1)."),
     click.option("--seed", type=int, default=0, show_default=True,
-        help="Random seed for --sample (audit: also --max-sentences and the bootstrap and permutation tests)."),
+                 help="Random seed for --sample (audit: also --max-sentences and the bootstrap and permutation "
+                      "tests)."),
     click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None,
-        help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv."),
+                 help="Illness lexicon CSV to use instead of the bundled lexicons/LANG/illnesses.csv."),
     click.option("--spacy-model", default=None,
-        help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based sentencizer, no "
-             "download)."),
+                 help="Installed spaCy model for sentence splitting (default: blank pipeline + rule-based "
+                      "sentencizer, no download)."),
     click.option("--strict", is_flag=True,
-        help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming file "
-             "and line."),
+                 help="Stop at the first bad record (malformed JSON, missing text, bad UTF-8, truncated file), naming "
+                      "file and line."),
     click.option("--workers", type=click.IntRange(min=1), default=None,
-        help="Processes that parse, match and split JSON Lines input with --engine local (default: one per CPU, at "
-             "most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run in one process. "
-             "The output is the same either way."),
+                 help="Processes that parse, match and split JSON Lines input with --engine local (default: one per "
+                      "CPU, at most 8; 1: no worker processes). Other formats, --hf-dataset, --limit and --sample run "
+                      "in one process. The output is the same either way."),
 ]
 
 
@@ -306,9 +308,9 @@ _PROGRESS_OPTION = click.option("--progress/--no-progress", default=None,
 @main.command("filter")
 @click.argument("corpus", nargs=-1)
 @click.option("--lang", type=click.Choice(["en", "es"]), required=True,
-    help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
+              help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
-    help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
+              help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
 @corpus_options
 @engine_options
 @_PROGRESS_OPTION
@@ -437,7 +439,7 @@ def _warn(message: str) -> None:
 @click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
 @click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-    help="Also write the comparison as JSON.")
+              help="Also write the comparison as JSON.")
 @click.option("--labels", nargs=2, default=("A", "B"), show_default=True, help="Names of the two audits.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
 @click.option("--allow-different-models", is_flag=True,
