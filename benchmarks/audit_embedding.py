@@ -20,7 +20,7 @@ import pandas as pd
 def main() -> None:
     outdir = Path(sys.argv[1])
     score = json.loads((outdir / "score.json").read_text())
-    from corpus_audit.audit import mask_mentions
+    from corpus_audit.audit.pipeline import mask_mentions
 
     frame = pd.read_parquet(outdir / "sentences.parquet")
     texts = [mask_mentions(s, list(t)) if score["masked"] else s for s, t in zip(frame["sentence"], frame["terms"])]

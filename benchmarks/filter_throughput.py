@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from corpus_audit.matcher import IllnessMatcher, default_lexicon_path, load_lexicon
+from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path, load_lexicon
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus_reddit_sample_en.jsonl.gz"
 CONTROL_SUBREDDITS = {"conspiracy", "divorce", "guns", "legaladvice", "mindfulness", "personalfinance", "teaching",

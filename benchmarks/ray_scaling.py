@@ -36,10 +36,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import ray
 
-from corpus_audit.audit import MASKS, mask_mentions
+from corpus_audit.audit.pipeline import MASKS, mask_mentions
 from corpus_audit.engines import EngineOptions
-from corpus_audit.filtering import CorpusSpec, filter_corpus
-from corpus_audit.ray_engine import RayScorer, connect
+from corpus_audit.corpus.filter import CorpusSpec, filter_corpus
+from corpus_audit.engines.ray import RayScorer, connect
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus_reddit_sample_en.jsonl.gz"
 
@@ -154,7 +154,7 @@ def bench_filter(corpus: Path, folder: Path, lang: str, repeats: int, engines: t
 
 
 def bench_embedding(filtered: Path, lang: str, model: str | None, sentences: int, chunk: int, device: str) -> None:
-    from corpus_audit.embedders import load_embedder
+    from corpus_audit.embed import load_embedder
     from corpus_audit.scm.store import axes_for
 
     frame = pq.read_table(filtered).to_pandas().drop_duplicates("sentence").head(sentences)

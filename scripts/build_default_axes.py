@@ -18,8 +18,8 @@ import argparse
 import json
 from pathlib import Path
 
-from corpus_audit.atomic import write_text_atomic
-from corpus_audit.embedders import DEFAULT_MODELS, load_embedder
+from corpus_audit.common.atomic import write_text_atomic
+from corpus_audit.embed import DEFAULT_MODELS, load_embedder
 from corpus_audit.scm.evaluate import validity_record
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, train_axes
 from corpus_audit.scm.store import SHIPPED_DIR

@@ -24,7 +24,8 @@ PAUSE_LIMIT_SECONDS = 300
 
 
 def main() -> None:
-    from corpus_audit import audit, scoring
+    from corpus_audit.audit import pipeline as audit
+    from corpus_audit.score import scorer as scoring
     from corpus_audit.cli import main as cli
 
     controls = json.loads(os.environ.get("AUDIT_DRIVER", "{}"))

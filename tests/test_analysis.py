@@ -1,4 +1,4 @@
-"""Statistics of corpus_audit.analysis, checked against scipy and hand-computed cases."""
+"""Statistics of corpus_audit.audit.analysis, checked against scipy and hand-computed cases."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from corpus_audit import analysis as A
-from corpus_audit.analysis import BiasDimension, BiasMapError
+from corpus_audit.audit import analysis as A
+from corpus_audit.audit.analysis import BiasDimension, BiasMapError
 
 
 def six_points() -> pd.DataFrame:

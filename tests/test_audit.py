@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.atomic import folder_lock
-from corpus_audit.audit import MASKS, ScoreParts, mask_mentions, select_sentences
+from corpus_audit.common.atomic import folder_lock
+from corpus_audit.audit.pipeline import MASKS, ScoreParts, mask_mentions, select_sentences
 from corpus_audit.cli import main
-from corpus_audit.scoring import LocalScorer
+from corpus_audit.score.scorer import LocalScorer
 
 SAMPLE = str(Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz")
 

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from scipy import stats
 
 from corpus_audit import cli
-from corpus_audit.analysis import QUADRANTS, bias_map_scores, compare_groups, quadrant_of, two_sample_2d
-from corpus_audit.compare import AuditOutputError, ModelMismatchError, compare_audits, format_comparison
-from corpus_audit.flagged import UnknownDimensionError, export_flagged, flagged_sentences
+from corpus_audit.audit.analysis import QUADRANTS, bias_map_scores, compare_groups, quadrant_of, two_sample_2d
+from corpus_audit.audit.compare import AuditOutputError, ModelMismatchError, compare_audits, format_comparison
+from corpus_audit.audit.flagged import UnknownDimensionError, export_flagged, flagged_sentences
 
 MODEL = "sentence-transformers:test-model@0"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus_audit.embedders import Embedder, EmbedderError, SentenceTransformerEmbedder, check_model, load_embedder
+from corpus_audit.embed import Embedder, EmbedderError, SentenceTransformerEmbedder, check_model, load_embedder
 
 
 class LengthEmbedder(Embedder):

@@ -11,10 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.filtering import FilterSummary, iter_kept_sentences
-from corpus_audit.matcher import IllnessMatcher
-from corpus_audit.readers import ReaderOptions, iter_documents
-from corpus_audit.segment import Segmenter
+from corpus_audit.corpus.filter import FilterSummary, iter_kept_sentences
+from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.readers import ReaderOptions, iter_documents
+from corpus_audit.corpus.segment import Segmenter
 
 DATA = Path(__file__).parent / "data"
 
@@ -153,7 +153,7 @@ def test_stdin_and_txt_line_docs(tmp_path: Path) -> None:
 def _filter_rows(files: list[str], lang: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
     """Rows and summary of the sequential pipeline, with the fast paths (orjson, the Rust pre-filter, word-level
     tokenizing, the ASCII one-sentence check) on, or all off."""
-    from corpus_audit import readers
+    from corpus_audit.corpus import readers
 
     with monkeypatch.context() as patch:
         matcher = IllnessMatcher.for_language(lang)

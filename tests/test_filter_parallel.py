@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.filtering import FilterSummary, iter_kept_sentences, iter_kept_sentences_parallel
-from corpus_audit.matcher import IllnessMatcher
-from corpus_audit.readers import (CorpusError, ReaderOptions, ReadStats, iter_documents, iter_line_batches,
+from corpus_audit.corpus.filter import FilterSummary, iter_kept_sentences, iter_kept_sentences_parallel
+from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.readers import (CorpusError, ReaderOptions, ReadStats, iter_documents, iter_line_batches,
                                   line_batch_files, read_line_batch)
-from corpus_audit.segment import Segmenter
+from corpus_audit.corpus.segment import Segmenter
 
 DATA = Path(__file__).parent / "data"
 SAMPLES = ["corpus_reddit_sample_en.jsonl.gz", "corpus_codiesp_sample_en.jsonl.gz", "corpus_codiesp_sample_es.jsonl.gz"]
@@ -142,8 +142,8 @@ def test_cli_workers_give_the_same_files(tmp_path: Path) -> None:
 def test_filter_imports_no_spacy_or_torch_until_needed() -> None:
     code = (
         "import sys\n"
-        "from corpus_audit.filtering import run_filter\n"
-        "from corpus_audit.segment import Segmenter, import_spacy_without_torch\n"
+        "from corpus_audit.corpus.filter import run_filter\n"
+        "from corpus_audit.corpus.segment import Segmenter, import_spacy_without_torch\n"
         "s = Segmenter('en')\n"
         "assert 'spacy' not in sys.modules and 'torch' not in sys.modules\n"
         "import_spacy_without_torch()\n"

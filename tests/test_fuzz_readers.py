@@ -33,7 +33,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_audit.readers import (MAX_JSON_DEPTH, CorpusError, Document, ReaderOptions, ReadStats, iter_line_batches,
+from corpus_audit.corpus.readers import (MAX_JSON_DEPTH, CorpusError, Document, ReaderOptions, ReadStats, iter_line_batches,
                                   read_file, read_line_batch)
 
 BOM = b"\xef\xbb\xbf"

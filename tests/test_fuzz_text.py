@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_audit.matcher import IllnessMatcher, fold
-from corpus_audit.segment import Segmenter
+from corpus_audit.corpus.matcher import IllnessMatcher, fold
+from corpus_audit.corpus.segment import Segmenter
 
 PIECES = [".", "!", "?", "…", "...", " ", "  ", "\n", "\r\n", "\t", "\xa0", "\u2028", "\u3000", "\x85", "\x00", "¿",
           "«", "»", '"', "(", ")", "e.g.", "Dr.", "U.S.", "3.5", "I'm", "don't", "😀", "\u0301", "\u200b", "مرحبا",

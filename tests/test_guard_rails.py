@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit import ScoreParts
+from corpus_audit.audit.pipeline import ScoreParts
 from corpus_audit.cli import main
 
 SAMPLE = Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz"

@@ -265,7 +265,7 @@ def test_lexicon_forms_command_regenerates_the_shipped_table_and_keeps_manual_ro
 
     from corpus_audit import cli
     from corpus_audit.scm import inflect as inflect_module
-    from corpus_audit.resources import data_dir
+    from corpus_audit.common.resources import data_dir
 
     shipped = data_dir("lexicons") / "es"
     folder = tmp_path / "es"

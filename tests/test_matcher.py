@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_audit.matcher import IllnessMatcher, LexiconError, fold, illness_type, load_lexicon
+from corpus_audit.corpus.matcher import IllnessMatcher, LexiconError, fold, illness_type, load_lexicon
 
 DATA = Path(__file__).parent / "data"
 SEED_MENTAL = {

@@ -1,4 +1,4 @@
-"""Tests of corpus_audit.plots on seeded synthetic data (no model, no corpus)."""
+"""Tests of corpus_audit.audit.figures on seeded synthetic data (no model, no corpus)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from matplotlib.colors import to_rgba
 
-from corpus_audit import analysis, plots
+from corpus_audit.audit import analysis
+from corpus_audit.audit import figures as plots
 
 MENTAL = ["depression", "schizophrenia", "anxiety", "bipolar disorder", "anorexia", "ocd", "ptsd"]
 PHYSICAL = ["cancer", "diabetes", "asthma", "arthritis", "epilepsy", "hiv", "flu"]

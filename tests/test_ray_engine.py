@@ -17,8 +17,8 @@ from click.testing import CliRunner
 
 from corpus_audit.cli import main
 from corpus_audit.engines import EngineError, EngineOptions
-from corpus_audit.filtering import CorpusSpec, filter_corpus
-from corpus_audit.readers import CorpusError, ReaderOptions
+from corpus_audit.corpus.filter import CorpusSpec, filter_corpus
+from corpus_audit.corpus.readers import CorpusError, ReaderOptions
 from test_filter_parallel import write_tricky
 
 DATA = Path(__file__).parent / "data"
@@ -47,7 +47,7 @@ def filtered(out: Path, files: list[str], lang: str, engine: EngineOptions | Non
 
 
 def test_filter_gives_the_local_rows_and_counts(ray_session, tmp_path, monkeypatch):
-    from corpus_audit import ray_engine
+    from corpus_audit.engines import ray as ray_engine
 
     # Many batches per file, spread over both actors.
     monkeypatch.setattr(ray_engine, "batch_bytes", lambda files, workers: 4096)
@@ -74,7 +74,7 @@ def test_filter_gives_the_local_rows_and_counts(ray_session, tmp_path, monkeypat
 
 
 def test_strict_error_is_the_first_in_input_order(ray_session, tmp_path, monkeypatch):
-    from corpus_audit import ray_engine
+    from corpus_audit.engines import ray as ray_engine
 
     monkeypatch.setattr(ray_engine, "batch_bytes", lambda files, workers: 500)
     good = "".join(json.dumps({"id": str(i), "text": f"asthma {i}"}) + "\n" for i in range(200))

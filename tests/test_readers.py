@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpus_audit.readers import CorpusError, ReaderOptions, ReadStats, expand_paths, iter_documents, read_file
+from corpus_audit.corpus.readers import CorpusError, ReaderOptions, ReadStats, expand_paths, iter_documents, read_file
 
 RECORDS = [{"id": f"d{i}", "text": f"text {i}", "lang": "en"} for i in range(5)]
 
@@ -230,7 +230,7 @@ def _reference_loads(raw: bytes) -> str:
 def _check_fast_loads(raw: bytes) -> bool:
     """Whether orjson decided ``raw``; if it did, its record must be json's, repr for repr (types, float signs,
     key order)."""
-    from corpus_audit.readers import _UNDECIDED, _loads_fast
+    from corpus_audit.corpus.readers import _UNDECIDED, _loads_fast
 
     record = _loads_fast(raw)
     if record is _UNDECIDED:
@@ -240,7 +240,7 @@ def _check_fast_loads(raw: bytes) -> bool:
 
 
 def test_orjson_fast_path_edge_cases() -> None:
-    from corpus_audit import readers
+    from corpus_audit.corpus import readers
 
     assert readers.orjson is not None  # the fast path is the one under test
     decided = [raw for raw in JSON_EDGE_CASES if _check_fast_loads(raw)]
@@ -286,7 +286,7 @@ def test_orjson_fast_path_random_bytes() -> None:
 
 
 def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from corpus_audit import readers
+    from corpus_audit.corpus import readers
 
     path = tmp_path / "mixed.jsonl"
     good = [{"id": 1, "text": "caf\u00e9 \u00e9t\u00e9", "n": 18446744073709551616}, {"id": "f", "text": "x", "score": -0.0},

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus_audit.embedders import DEFAULT_MODELS, load_embedder
+from corpus_audit.embed import DEFAULT_MODELS, load_embedder
 from corpus_audit.scm.store import SHIPPED_DIR, axes_for, find_axes
 
 pytestmark = pytest.mark.slow

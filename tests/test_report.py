@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.analysis import analyse, load_bias_map, quadrant_of
-from corpus_audit.audit import write_figures
+from corpus_audit.audit.analysis import analyse, load_bias_map, quadrant_of
+from corpus_audit.audit.pipeline import write_figures
 from corpus_audit.cli import main
-from corpus_audit.report import FIGURES, measured_validity, quadrant_examples, write_report
+from corpus_audit.audit.report import FIGURES, measured_validity, quadrant_examples, write_report
 
 SCRIPT = "<script>alert('x')</script>"
 CHROMIUM = Path("/usr/bin/chromium")

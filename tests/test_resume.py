@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit import CHECKPOINTS, ScoreParts, model_identity
+from corpus_audit.audit.pipeline import CHECKPOINTS, ScoreParts, model_identity
 from corpus_audit.cli import main
-from corpus_audit.matcher import default_lexicon_path
-from corpus_audit.scoring import LocalScorer
+from corpus_audit.corpus.matcher import default_lexicon_path
+from corpus_audit.score.scorer import LocalScorer
 
 SAMPLE = Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz"
 DRIVER = Path(__file__).parent / "audit_driver.py"

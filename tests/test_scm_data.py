@@ -23,7 +23,7 @@ def test_bundled_seed_lexicon_has_the_235_adjectives():
 
 def test_training_only_and_generalisation_lexicons_never_overlap_the_seed():
     seed = {a.word for a in load_seed_lexicon("en")}
-    from corpus_audit.resources import data_file
+    from corpus_audit.common.resources import data_file
 
     extended = {a.word for a in load_seed_lexicon(data_file("lexicons", "en", "scm_extended.csv"))}
     held_out = {a.word for a in load_seed_lexicon(data_file("lexicons", "en", "scm_generalisation.csv"))}

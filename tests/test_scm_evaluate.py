@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.embedders import Embedder
+from corpus_audit.embed import Embedder
 from corpus_audit.scm.evaluate import validity_record
 from corpus_audit.scm.recipes import EmbeddingCache
 from corpus_audit.scm.store import SHIPPED_DIR, read_metadata

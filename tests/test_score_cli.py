@@ -145,7 +145,7 @@ def test_spanish_train_score_and_audit_use_the_spanish_default_or_the_given_mode
     sentence-transformers model works through ``--model``; the axes are trained on the Spanish templates."""
     from pathlib import Path
 
-    from corpus_audit.embedders import DEFAULT_MODELS, NAMED_MODELS, SentenceTransformerEmbedder
+    from corpus_audit.embed import DEFAULT_MODELS, NAMED_MODELS, SentenceTransformerEmbedder
 
     monkeypatch.setitem(NAMED_MODELS, DEFAULT_MODELS["es"], lambda device, batch_size: SentenceTransformerEmbedder(
         "tiny-default-es", path=tiny_st_model, device=device, batch_size=batch_size))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from corpus_audit.segment import Segmenter, SegmenterError, chunks
+from corpus_audit.corpus.segment import Segmenter, SegmenterError, chunks
 
 
 @pytest.fixture(scope="module")

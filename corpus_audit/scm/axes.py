@@ -30,18 +30,19 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from corpus_audit import __version__
-from corpus_audit.atomic import atomic_path
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.errors import UserError
 
 HEADS = ("polar", "logistic", "mlp", "mlp+logistic")
 _CLASSIFIER_KINDS = {"logistic": ("logistic",), "mlp": ("mlp",), "mlp+logistic": ("mlp", "logistic")}
 FORMAT_VERSION = 1
 
 
-class AxesMismatchError(ValueError):
+class AxesMismatchError(UserError, ValueError):
     """Axes applied to embeddings of another model or dimension."""
 
 
-class AxesFileError(ValueError):
+class AxesFileError(UserError, ValueError):
     """An axes file is unreadable, tampered with, or not an axes file."""
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_audit.resources import data_file
+from corpus_audit.common.resources import data_file
 from corpus_audit.scm.lexicon import SeedAdjective, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.scm.recipes import EmbeddingCache, Recipe, training_sentences
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise

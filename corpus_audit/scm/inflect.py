@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from corpus_audit.atomic import atomic_path
-from corpus_audit.resources import data_dir, data_file
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.errors import UserError
+from corpus_audit.common.resources import data_dir, data_file
 
 SLOTS = ("ms", "fs", "mp", "fp")
 COLUMNS = ("lemma", *SLOTS, "source")
@@ -56,11 +57,11 @@ _STANZA_SUBJECTS = {"ms": "Él es", "fs": "Ella es", "mp": "Ellos son", "fp": "E
 _UD_FEATS = {"ms": ("Masc", "Sing"), "fs": ("Fem", "Sing"), "mp": ("Masc", "Plur"), "fp": ("Fem", "Plur")}
 
 
-class FormsTableError(ValueError):
+class FormsTableError(UserError, ValueError):
     """A forms table is malformed; the message names the file and line."""
 
 
-class BackendUnavailableError(RuntimeError):
+class BackendUnavailableError(UserError, RuntimeError):
     """An explicitly requested inflection backend cannot run here (package or models missing)."""
 
 

@@ -6,14 +6,11 @@ import csv
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.resources import data_dir, data_file
+from corpus_audit.common.errors import LexiconError
+from corpus_audit.common.resources import data_dir, data_file
 
 DIMENSIONS = ("warmth", "competence")
 POLARITIES = {"high": 1, "low": -1}
-
-
-class LexiconError(ValueError):
-    """A seed-lexicon file is malformed; the message names the file and line."""
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 
 from corpus_audit import __version__
-from corpus_audit.atomic import atomic_path
+from corpus_audit.common.atomic import atomic_path
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
-from corpus_audit.resources import data_file, sha256_file
+from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
+from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.scm.axes import AXES_FILE_ERRORS, SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, train_axes
 
-SHIPPED_DIR = Path(__file__).resolve().parent.parent / "axes"
+SHIPPED_DIR = SHIPPED_AXES_DIR
 
 
 def cache_dir() -> Path:

@@ -15,7 +15,6 @@ only draws subjects that match it, and each adjective is written in the agreeing
 from __future__ import annotations
 
 import csv
-import re
 import string
 import zlib
 from collections.abc import Mapping
@@ -24,7 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_audit.resources import data_dir, sha256_files
+from corpus_audit.common.errors import UserError
+from corpus_audit.common.resources import data_dir, sha256_files
+from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.inflect import Forms, forms_for
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path
 
@@ -32,11 +33,9 @@ SLOTS = ("a", "b")
 _ALLOWED_FIELDS = {"subject", *SLOTS}
 GENDERS = ("m", "f")
 NUMBERS = ("s", "p")
-# Spanish "y" becomes "e" before a word that starts with the sound /i/ ("amables e inteligentes").
-_SPANISH_Y_BEFORE_I = re.compile(r"\by (?=h?[iíIÍ](?![aeiouáéóú]))")
 
 
-class TemplateError(ValueError):
+class TemplateError(UserError, ValueError):
     """A template file is malformed; the message names the file and line."""
 
 
@@ -175,8 +174,9 @@ def load_template_set(lang: str, name: str, folder: Path | None = None, subjects
 
 def _sentence(template: Template, subject: str, fillers: dict[str, str], lang: str) -> str:
     text = template.text.format(subject=subject, **fillers).strip()
-    if lang == "es":
-        text = _SPANISH_Y_BEFORE_I.sub("e ", text)
+    language = LANGUAGES.get(lang)
+    if language is not None:
+        text = language.apply_euphony(text)
     return text[:1].upper() + text[1:]
 
 

@@ -1,0 +1,208 @@
+"""The audit's analysis: warmth/competence of mental vs physical illness mentions, and the AQ-27 through the BIAS map.
+
+Input: a table with one row per sentence and the columns ``illness_type`` (``"mental"``, ``"physical"`` or
+``"both"``), ``illnesses`` (list of canonical illness names) and the scores ``warmth`` and ``competence``
+in [-1, 1]. Everything here is a pure function of that table (no plotting, no files written).
+
+Conventions:
+
+* **"both" counts in both groups.** A sentence that mentions a mental and a physical illness is a statement
+  about each, so it is added to the mental group *and* to the physical group. The two groups then share
+  those sentences, which the two-sample tests (they assume independent samples) do not model; ``analyse``
+  reports how many such sentences there are so the reader can judge the overlap.
+* **Unscored sentences** (a NaN warmth or competence, e.g. blank text) are left out; every ``n`` counts
+  sentences with both scores finite.
+* **Quadrants and regions**: a score < 0 is "low" (cold / incompetent), a score ≥ 0 is "high": an exact 0
+  counts as high, so every scored sentence has exactly one quadrant.
+* **Small groups never raise.** Every result reports its ``n``; a group smaller than ``MIN_GROUP_SIZE``
+  adds a warning string to the result; a group with 0 or 1 sentences gives NaN test statistics,
+  p-values and confidence intervals (descriptive shares and means stay defined from one sentence on).
+* ``to_dict()`` returns plain Python (NaN and infinities become ``None``), so ``json.dumps(...,
+  allow_nan=False)`` accepts it.
+
+The groups, quadrants and regions are defined in :mod:`corpus_audit.stigma.quadrants`, the tests and
+intervals in :mod:`corpus_audit.stigma.stats` and the map in :mod:`corpus_audit.stigma.bias_map`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from corpus_audit.common.jsonable import jsonable
+from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
+from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, group_masks, quadrant_index,
+                                           region_quadrants, require_columns, scored_rows)
+from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm,
+                                       percentile_ci, size_warnings, two_sample_2d)
+
+
+def _quadrant_counts(df: pd.DataFrame) -> np.ndarray:
+    """Counts per quadrant (order QUADRANTS) of the already scored rows of ``df``."""
+    index = quadrant_index(df["warmth"].to_numpy(dtype=float), df["competence"].to_numpy(dtype=float))
+    return np.bincount(index, minlength=len(QUADRANTS))
+
+
+def _shares_row(group: str, counts: np.ndarray, label: str) -> dict[str, Any]:
+    n = int(counts.sum())
+    shares = counts / n if n else np.full(len(QUADRANTS), np.nan)
+    return {"group": group, "n": n, **dict(zip(QUADRANTS, shares.tolist())),
+            "warning": "; ".join(size_warnings(label, n))}
+
+
+def quadrant_shares(df: pd.DataFrame, by: str = "illness_type") -> pd.DataFrame:
+    """Share of sentences in each quadrant, per group.
+
+    ``by="illness_type"``: two rows, ``mental`` and ``physical`` ("both" sentences count in each), present
+    even when empty. ``by="illnesses"``: one row per illness, the ``illnesses`` lists exploded (a sentence
+    naming two illnesses counts for each; a plain string is one illness), sorted by n descending.
+
+    Returns a DataFrame with columns ``group``, ``n`` (scored sentences), one column per quadrant (shares
+    summing to 1; NaN when n = 0) and ``warning`` ("" unless n < MIN_GROUP_SIZE).
+    """
+    scored = scored_rows(df)
+    if by == "illness_type":
+        masks = group_masks(scored)
+        rows = [_shares_row(group, _quadrant_counts(scored[masks[group]]), group) for group in GROUPS]
+    elif by == "illnesses":
+        require_columns(scored, ("illnesses",))
+        lists = scored["illnesses"].map(lambda v: [v] if isinstance(v, str) else list(v) if v is not None else [])
+        exploded = scored.assign(illnesses=lists).explode("illnesses").dropna(subset=["illnesses"])
+        rows = [_shares_row(str(illness), _quadrant_counts(part), str(illness))
+                for illness, part in exploded.groupby("illnesses", sort=True)]
+        rows.sort(key=lambda row: -row["n"])
+    else:
+        raise ValueError(f"by must be 'illness_type' or 'illnesses', not {by!r}")
+    return pd.DataFrame(rows, columns=["group", "n", *QUADRANTS, "warning"])
+
+
+def _region_stats(counts: dict[str, np.ndarray], boot: dict[str, np.ndarray], selector: np.ndarray) -> dict[str, float]:
+    """Shares, CIs and Fisher p of one region for the mental and physical groups."""
+    nan = float("nan")
+    n = {group: int(counts[group].sum()) for group in GROUPS}
+    k = {group: int(counts[group][selector].sum()) for group in GROUPS}
+    share = {group: k[group] / n[group] if n[group] else nan for group in GROUPS}
+    out: dict[str, float] = {"share_mental": share["mental"], "share_physical": share["physical"],
+                             "difference": share["mental"] - share["physical"]}
+    testable = all(n[group] >= 2 for group in GROUPS)
+    boot_share = {group: boot[group][:, selector].sum(axis=1) / max(n[group], 1) for group in GROUPS}
+    for name, samples in (("share_mental", boot_share["mental"]), ("share_physical", boot_share["physical"]),
+                          ("difference", boot_share["mental"] - boot_share["physical"])):
+        low, high = percentile_ci(samples) if testable else (nan, nan)
+        out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
+    table = [[k["mental"], n["mental"] - k["mental"]], [k["physical"], n["physical"] - k["physical"]]]
+    out["p_value"] = float(stats.fisher_exact(table).pvalue) if testable else nan
+    return out
+
+
+def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, n_boot: int = 1000,
+                    seed: int = 0) -> pd.DataFrame:
+    """Score each AQ-27 dimension: share of mental and of physical sentences in its BIAS-map region.
+
+    One row per dimension (map order). Columns: ``dimension``, ``warmth``, ``competence`` (map levels),
+    ``n_mental``, ``n_physical``; for the score (lenient) region ``share_mental``, ``share_physical``,
+    ``difference`` (mental - physical), each with ``*_ci_low``/``*_ci_high`` (percentile bootstrap,
+    ``CI_LEVEL``), ``p_value`` (two-sided Fisher exact test on the 2x2 table in/out of region x group) and
+    ``p_holm`` (Holm over the dimensions of the table); then the same prefixed ``strict_`` for the strict
+    region of ``any_or_low``/``any_or_high`` dimensions (NaN for the others; Holm over the strict rows);
+    and ``warning``.
+
+    The bootstrap resamples sentences with replacement within each group, independently. Every region is a
+    union of quadrants, so a resample is summarised exactly by its quadrant counts, which are drawn from
+    the multinomial of the observed quadrant shares (same distribution, cost independent of n); all
+    dimensions share the same replicates.
+    """
+    dimensions = list(bias_map) if bias_map is not None else load_bias_map()
+    scored = scored_rows(df)
+    masks = group_masks(scored)
+    counts = {group: _quadrant_counts(scored[masks[group]]) for group in GROUPS}
+    rng = np.random.default_rng(seed)
+    boot = {}
+    for group in GROUPS:
+        n = int(counts[group].sum())
+        # An empty group draws zero sentences; any valid probability vector does (its CIs are NaN anyway).
+        probabilities = counts[group] / n if n else np.full(len(QUADRANTS), 1.0 / len(QUADRANTS))
+        boot[group] = rng.multinomial(n, probabilities, size=n_boot)
+    warning = "; ".join(size_warnings("mental", int(counts["mental"].sum()))
+                        + size_warnings("physical", int(counts["physical"].sum())))
+    rows = []
+    for dim in dimensions:
+        row: dict[str, Any] = {"dimension": dim.dimension, "warmth": dim.warmth, "competence": dim.competence,
+                               "n_mental": int(counts["mental"].sum()), "n_physical": int(counts["physical"].sum())}
+        lenient = _region_stats(counts, boot, region_quadrants(dim.warmth, dim.score_competence))
+        strict = (_region_stats(counts, boot, region_quadrants(dim.warmth, dim.strict_competence))
+                  if dim.strict_competence else dict.fromkeys(lenient, float("nan")))
+        row.update(lenient)
+        row.update({f"strict_{key}": value for key, value in strict.items()})
+        row["warning"] = warning
+        rows.append(row)
+    table = pd.DataFrame(rows)
+    table.insert(table.columns.get_loc("p_value") + 1, "p_holm", holm(table["p_value"]))
+    table.insert(table.columns.get_loc("strict_p_value") + 1, "strict_p_holm", holm(table["strict_p_value"]))
+    return table
+
+
+# --------------------------------------------------------------------------------------------- all together
+
+
+@dataclass
+class AnalysisResult:
+    """Everything ``analyse`` computes; ``to_dict()`` is JSON-serialisable (tables as lists of records)."""
+
+    n_sentences: int
+    n_unscored: int
+    n_by_type: dict[str, int]  # scored sentences per illness_type value ("both" on its own here)
+    comparisons: dict[str, GroupComparison]
+    joint: EnergyTest
+    quadrants_by_type: pd.DataFrame
+    quadrants_by_illness: pd.DataFrame
+    bias_map: pd.DataFrame
+    warnings: list[str]
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable({name: getattr(self, name) for name in self.__dataclass_fields__})
+
+
+def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, seed: int = 0) -> AnalysisResult:
+    """Run the whole mental-vs-physical analysis on a scored sentence table.
+
+    ``df`` needs ``illness_type``, ``illnesses``, ``warmth`` and ``competence``. Rows with another
+    ``illness_type`` (or none) are left out with a warning. Returns type-level comparisons of warmth and
+    competence, the 2-D energy test, quadrant shares per type and per illness, the BIAS-map table and the
+    de-duplicated warnings of all parts. Deterministic for a given ``seed``.
+    """
+    require_columns(df, ("illness_type", "illnesses", "warmth", "competence"))
+    warnings: list[str] = []
+    scored = scored_rows(df)
+    n_unscored = len(df) - len(scored)
+    if n_unscored:
+        warnings.append(f"{n_unscored} sentence(s) without a finite warmth/competence score were left out")
+    types = scored["illness_type"]
+    n_other = int((~types.isin(ILLNESS_TYPES)).sum())
+    if n_other:
+        warnings.append(f"{n_other} sentence(s) with an illness_type other than mental/physical/both were left out")
+    n_by_type = {kind: int(types.isin([kind]).sum()) for kind in ILLNESS_TYPES}
+    if n_by_type["both"]:
+        warnings.append(f"{n_by_type['both']} sentence(s) mention both a mental and a physical illness and count "
+                        "in both groups (the groups overlap)")
+    masks = group_masks(scored)
+    mental, physical = scored[masks["mental"]], scored[masks["physical"]]
+    comparisons = {score: compare_groups(mental[score], physical[score], seed=seed)
+                   for score in ("warmth", "competence")}
+    joint = two_sample_2d(mental[["warmth", "competence"]].to_numpy(dtype=float),
+                          physical[["warmth", "competence"]].to_numpy(dtype=float), seed=seed)
+    by_type = quadrant_shares(scored, by="illness_type")
+    by_illness = quadrant_shares(scored, by="illnesses")
+    table = bias_map_scores(scored, bias_map, seed=seed)
+    warnings += comparisons["warmth"].warnings
+    small = by_illness.loc[by_illness["warning"] != "", "group"].tolist()
+    if small:
+        warnings.append(f"{len(small)} illness(es) with fewer than {MIN_GROUP_SIZE} sentences: {', '.join(small)}")
+    return AnalysisResult(len(df), n_unscored, n_by_type, comparisons, joint, by_type, by_illness, table,
+                          list(dict.fromkeys(warnings)), seed)

@@ -1,0 +1,213 @@
+"""Compare two finished audits: two corpora, or one corpus before and after filtering.
+
+Each audit is an OUTDIR written by ``corpus-audit audit`` (``sentences.parquet``, ``aq27.csv``,
+``summary.json``). The comparison follows the conventions of :mod:`corpus_audit.audit.analysis`: a "both"
+sentence counts in the mental *and* in the physical group, unscored sentences are left out, a score ≥ 0
+is high. Audits A and B are treated as independent samples; when B is a filtered subset of A they share
+sentences, which the tests do not model (read their p-values as descriptive in that case).
+
+Scores from different embedding models or axes live on different axes, so comparing them is meaningless:
+``compare_audits`` refuses such a pair (``ModelMismatchError``) unless ``allow_different_models``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpus_audit.audit.analysis import quadrant_shares
+from corpus_audit.audit.folder import AuditFolder, AuditSummary
+from corpus_audit.common.errors import UserError
+from corpus_audit.common.jsonable import jsonable
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, scored_rows
+from corpus_audit.stigma.stats import compare_groups, two_sample_2d
+
+class ModelMismatchError(UserError, ValueError):
+    """The two audits were scored with different models or axes, so their scores are not comparable."""
+
+
+@dataclass
+class AuditOutput:
+    """The files of one finished audit that a comparison reads."""
+
+    folder: AuditFolder
+    sentences: pd.DataFrame
+    aq27: pd.DataFrame
+    summary: AuditSummary
+
+    @classmethod
+    def load(cls, outdir: str | Path, strict: bool = False, log: Callable[[str], None] | None = None) -> AuditOutput:
+        """Read ``outdir``; raises ``AuditOutputError`` for a missing or unreadable file (bad rows of
+        sentences.parquet: see :meth:`AuditFolder.read_sentences`)."""
+        folder = AuditFolder(outdir)
+        aq27 = folder.read_aq27()
+        return cls(folder, folder.read_sentences(strict, log), aq27, folder.read_summary())
+
+    @property
+    def outdir(self) -> Path:
+        return self.folder.path
+
+    @property
+    def model_id(self) -> str | None:
+        return self.summary.model_id
+
+    @property
+    def axes_path(self) -> str | None:
+        return self.summary.axes_path
+
+
+def _check_same_model(a: AuditOutput, b: AuditOutput) -> None:
+    for what, value_a, value_b in (("model", a.model_id, b.model_id), ("axes file", a.axes_path, b.axes_path)):
+        if value_a != value_b:
+            raise ModelMismatchError(
+                f"the audits used different {what}s ({a.outdir}: {value_a}; {b.outdir}: {value_b}); their "
+                "warmth/competence scores are on different axes and cannot be compared "
+                "(--allow-different-models compares them anyway)")
+    if a.model_id is None:
+        raise ModelMismatchError(f"{a.folder.summary} and {b.folder.summary} name no score.model_id, so "
+                                 "the models cannot be checked (--allow-different-models compares them anyway)")
+
+
+def _group(sentences: pd.DataFrame, group: str) -> pd.DataFrame:
+    """Scored sentences of one illness type ("both" sentences included, as in the analysis)."""
+    scored = scored_rows(sentences)
+    return scored[group_masks(scored)[group]]
+
+
+def _difference(a: float, b: float) -> float:
+    return b - a if math.isfinite(a) and math.isfinite(b) else float("nan")
+
+
+def _compare_type(a: AuditOutput, b: AuditOutput, group: str, labels: tuple[str, str], seed: int) -> dict[str, Any]:
+    part_a, part_b = _group(a.sentences, group), _group(b.sentences, group)
+    names = {"label_a": f"{labels[0]} ({group})", "label_b": f"{labels[1]} ({group})"}
+    shares_a, shares_b = (quadrant_shares(frame).set_index("group").loc[group] for frame in (a.sentences, b.sentences))
+    return {
+        "n_a": len(part_a),
+        "n_b": len(part_b),
+        **{score: compare_groups(part_a[score], part_b[score], seed=seed, **names).to_dict()
+           for score in ("warmth", "competence")},
+        "joint": two_sample_2d(part_a[["warmth", "competence"]].to_numpy(dtype=float),
+                               part_b[["warmth", "competence"]].to_numpy(dtype=float), seed=seed, **names).to_dict(),
+        "quadrants": [{"quadrant": quadrant, "share_a": float(shares_a[quadrant]), "share_b": float(shares_b[quadrant]),
+                       "change": _difference(float(shares_a[quadrant]), float(shares_b[quadrant]))}
+                      for quadrant in QUADRANTS],
+    }
+
+
+def _compare_aq27(a: pd.DataFrame, b: pd.DataFrame, warnings: list[str]) -> list[dict[str, Any]]:
+    """Per dimension: shares in A and B and the change of the mental - physical gap (B gap - A gap)."""
+    columns = ["dimension", "warmth", "competence", "share_mental", "share_physical"]
+    merged = a[columns].merge(b[columns], on="dimension", how="outer", suffixes=("_a", "_b"), sort=False)
+    rows = []
+    for record in merged.to_dict(orient="records"):
+        dimension = record["dimension"]
+        region_a = (record["warmth_a"], record["competence_a"])
+        region_b = (record["warmth_b"], record["competence_b"])
+        if pd.isna(record["warmth_a"]) or pd.isna(record["warmth_b"]):
+            warnings.append(f"AQ-27 dimension {dimension!r} is in only one of the two aq27.csv files")
+        elif region_a != region_b:
+            warnings.append(f"AQ-27 dimension {dimension!r} has different BIAS-map regions in the two audits "
+                            f"({'/'.join(region_a)} vs {'/'.join(region_b)})")
+        gap_a = record["share_mental_a"] - record["share_physical_a"]
+        gap_b = record["share_mental_b"] - record["share_physical_b"]
+        rows.append({"dimension": dimension, "warmth": record["warmth_a"], "competence": record["competence_a"],
+                     **{key: record[key] for key in ("share_mental_a", "share_mental_b",
+                                                     "share_physical_a", "share_physical_b")},
+                     "gap_a": gap_a, "gap_b": gap_b, "gap_change": _difference(gap_a, gap_b)})
+    return rows
+
+
+def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str, str] = ("A", "B"), seed: int = 0,
+                   allow_different_models: bool = False, strict: bool = False,
+                   log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Compare two finished audits; returns plain Python (NaN -> None), ready for ``json.dumps``.
+
+    Keys: ``labels``; ``audits`` (per side: outdir, model_id, axes_path, seed, sentences); ``seed``;
+    ``by_type`` with, for ``mental`` and ``physical``: ``n_a``/``n_b`` (scored sentences), ``warmth`` and
+    ``competence`` (:func:`corpus_audit.stigma.stats.compare_groups` of A vs B: ``mean_difference`` = A - B,
+    rank-biserial positive when A scores lower), ``joint`` (2-D energy test) and ``quadrants`` (share in A,
+    in B and the change B - A); ``aq27``: per dimension, the lenient-region shares of mental and physical
+    sentences in A and B, ``gap_*`` = mental - physical share and ``gap_change`` = gap B - gap A (negative:
+    B narrows a mental-over-physical excess); ``warnings``.
+
+    Raises ``AuditOutputError`` (with the path) for a missing or unreadable file, ``ModelMismatchError`` when
+    the models or axes files differ (unless ``allow_different_models``), ``ValueError`` for equal labels.
+    Bad rows of sentences.parquet are left out, said in ``log`` (``strict``: the first one raises; see
+    :meth:`AuditFolder.read_sentences`).
+    """
+    if len(labels) != 2 or labels[0] == labels[1]:
+        raise ValueError(f"labels must be two different names, not {labels!r}")
+    a, b = AuditOutput.load(outdir_a, strict, log), AuditOutput.load(outdir_b, strict, log)
+    warnings: list[str] = []
+    if allow_different_models and (a.model_id, a.axes_path) != (b.model_id, b.axes_path):
+        warnings.append(f"the audits used different models or axes ({a.model_id} vs {b.model_id}); "
+                        "their scores are not on the same axes")
+    elif not allow_different_models:
+        _check_same_model(a, b)
+    by_type = {group: _compare_type(a, b, group, labels, seed) for group in GROUPS}
+    for group in GROUPS:
+        warnings += by_type[group]["warmth"]["warnings"]
+    result = {
+        "labels": list(labels),
+        "audits": {side: {"outdir": str(audit.outdir), "model_id": audit.model_id, "axes_path": audit.axes_path,
+                          "seed": audit.summary.options.get("seed"), "sentences": len(audit.sentences)}
+                   for side, audit in (("a", a), ("b", b))},
+        "seed": seed,
+        "by_type": by_type,
+        "aq27": _compare_aq27(a.aq27, b.aq27, warnings),
+        "warnings": list(dict.fromkeys(warnings)),
+    }
+    return jsonable(result)
+
+
+def _number(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:+.{digits}f}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:5.1f}%"
+
+
+def _pp(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:+.1f} pp"
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def format_comparison(result: dict[str, Any]) -> str:
+    """Readable text tables of a ``compare_audits`` result."""
+    label_a, label_b = result["labels"]
+    lines = [f"A = {label_a}: {result['audits']['a']['outdir']}", f"B = {label_b}: {result['audits']['b']['outdir']}"]
+    for group, part in result["by_type"].items():
+        lines += ["", f"{group}: n A = {part['n_a']}, n B = {part['n_b']}",
+                  f"  {'score':<11}{'mean A':>9}{'mean B':>9}{'A - B':>9}{'95% CI':>20}{'MW p':>9}{'r':>8}{'KS p':>9}"]
+        for score in ("warmth", "competence"):
+            c = part[score]
+            low, high = c["mean_difference_ci"]
+            ci = f"[{_number(low)}, {_number(high)}]" if low is not None else "-"
+            lines.append(f"  {score:<11}{_number(c['mean_a']):>9}{_number(c['mean_b']):>9}"
+                         f"{_number(c['mean_difference']):>9}{ci:>20}{_p(c['mann_whitney_p']):>9}"
+                         f"{_number(c['rank_biserial'], 2):>8}{_p(c['ks_p']):>9}")
+        joint = part["joint"]
+        lines.append(f"  2-D energy test: statistic {_p(joint['statistic'])}, p {_p(joint['p_value'])}")
+        lines.append(f"  {'quadrant':<19}{'A':>8}{'B':>8}{'B - A':>9}")
+        for row in part["quadrants"]:
+            lines.append(f"  {row['quadrant']:<19}{_share(row['share_a']):>8}{_share(row['share_b']):>8}"
+                         f"{_pp(row['change']):>9}")
+    lines += ["", "AQ-27 (share of sentences in the dimension's BIAS-map region; gap = mental - physical)",
+              f"  {'dimension':<15}{'mental A':>9}{'mental B':>9}{'phys. A':>9}{'phys. B':>9}"
+              f"{'gap A':>10}{'gap B':>10}{'change':>10}"]
+    for row in result["aq27"]:
+        lines.append(f"  {row['dimension']:<15}{_share(row['share_mental_a']):>9}{_share(row['share_mental_b']):>9}"
+                     f"{_share(row['share_physical_a']):>9}{_share(row['share_physical_b']):>9}"
+                     f"{_pp(row['gap_a']):>10}{_pp(row['gap_b']):>10}{_pp(row['gap_change']):>10}")
+    lines += [f"warning: {warning}" for warning in result["warnings"]]
+    return "\n".join(lines)

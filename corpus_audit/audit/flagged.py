@@ -1,0 +1,108 @@
+"""Select the sentences of a finished audit that fall in a quadrant or in an AQ-27 dimension's region.
+
+A dimension's region is the one the audit scored, read from the audit's own ``aq27.csv`` (so a BIAS map edited
+or passed with ``--bias-map`` is the one used): the warmth level, and the competence level when the map fixes it
+(``low``/``high``). For ``any``, ``any_or_low`` and ``any_or_high`` competence is free (the lenient region), so
+e.g. Fear (low warmth, any_or_high) selects every cold sentence and Pity (high warmth, low competence) the
+warm-incompetent ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+
+from corpus_audit.audit.folder import SENTENCE_COLUMNS, AuditFolder
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.errors import UserError
+from corpus_audit.stigma.bias_map import find_dimension
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
+
+#: Columns of an export, in this order.
+EXPORT_COLUMNS = SENTENCE_COLUMNS
+#: Output formats by file extension.
+FORMATS = {".csv": "csv", ".parquet": "parquet", ".jsonl": "jsonl"}
+#: CSV cells cannot hold lists: the ``illnesses`` of a sentence are joined with this separator.
+CSV_LIST_SEPARATOR = "; "
+
+
+class OutputFormatError(UserError, ValueError):
+    """An output file name whose extension names no format this command writes."""
+
+
+def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension: str | None = None,
+                      illness_type: str | None = None, strict: bool = False,
+                      log: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """Sentences of the audit in ``outdir`` matching every given criterion (none given: every scored sentence).
+
+    ``quadrant``: one of QUADRANTS. ``dimension``: an AQ-27 dimension of the audit's BIAS map; its lenient region
+    is selected. ``illness_type``: ``mental`` or ``physical``; as in the analysis, a sentence naming both kinds
+    ("both") belongs to each. Unscored sentences (no quadrant) are never flagged. Returns the EXPORT_COLUMNS in
+    the audit's row order.
+
+    Raises ``AuditOutputError`` when ``sentences.parquet`` (or, with ``dimension``, ``aq27.csv``) is missing or
+    unreadable, ``UnknownDimensionError`` for an unknown dimension and ``ValueError`` for an unknown quadrant or
+    illness type. Bad rows of
+    sentences.parquet are left out, said in ``log`` (``strict``: the first one raises; see
+    :meth:`AuditFolder.read_sentences`).
+    """
+    if quadrant is not None and quadrant not in QUADRANTS:
+        raise ValueError(f"unknown quadrant {quadrant!r}; valid: {', '.join(QUADRANTS)}")
+    if illness_type is not None and illness_type not in GROUPS:
+        raise ValueError(f"unknown illness type {illness_type!r}; valid: {', '.join(GROUPS)}")
+    folder = AuditFolder(outdir)
+    # Resolve the dimension before reading the (possibly large) table, so a typo fails fast.
+    allowed = set(find_dimension(dimension, folder.read_bias_map()).quadrants()) if dimension is not None \
+        else set(QUADRANTS)
+    if quadrant is not None:
+        allowed &= {quadrant}
+    sentences = folder.read_sentences(strict, log)[list(EXPORT_COLUMNS)]
+    keep = sentences["quadrant"].isin(allowed)
+    if illness_type is not None:
+        keep &= sentences["illness_type"].isin([illness_type, "both"])
+    return sentences[keep].reset_index(drop=True)
+
+
+def documents_summary(flagged: pd.DataFrame) -> pd.DataFrame:
+    """Per ``doc_id``: number of flagged sentences (column ``flagged``), most flagged first, ties by doc_id."""
+    counts = flagged.groupby("doc_id", sort=True).size().rename("flagged").reset_index()
+    return counts.sort_values("flagged", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def output_format(path: str | Path) -> str:
+    """``csv``, ``parquet`` or ``jsonl`` from the extension of ``path``; :class:`OutputFormatError` for any other."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise OutputFormatError(f"{path}: unknown output format {suffix or '(no extension)'!r}; "
+                         f"use one of {', '.join(FORMATS)}")
+    return FORMATS[suffix]
+
+
+def write_table(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write ``frame`` atomically as CSV, Parquet or JSON Lines, by the extension of ``path``."""
+    fmt = output_format(path)
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            frame.to_parquet(tmp, index=False)
+        elif fmt == "jsonl":
+            frame.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15)
+        else:
+            joined = frame["illnesses"].map(lambda names: CSV_LIST_SEPARATOR.join(names))
+            frame.assign(illnesses=joined).to_csv(tmp, index=False)
+
+
+def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None = None, dimension: str | None = None,
+                   illness_type: str | None = None, strict: bool = False,
+                   log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write the :func:`flagged_sentences` of ``outdir`` to ``output`` (.csv, .parquet or .jsonl).
+
+    In CSV the ``illnesses`` lists are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
+    :func:`documents_summary`). The format is checked before anything is read.
+    """
+    output_format(output)
+    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type,
+                                strict=strict, log=log)
+    write_table(flagged, output)
+    return flagged, documents_summary(flagged)

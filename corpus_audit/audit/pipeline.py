@@ -1,0 +1,214 @@
+"""The audit pipeline: filter -> score -> report, each a :class:`Stage` record with a checkpoint.
+
+A stage names what its output depends on (input files' sizes and times, reading options, lexicon, model, axes,
+options, package version) and the files it writes. ``checkpoints.json`` records, for each finished stage, a digest
+of each dependency and of each output. A rerun skips every stage whose digests all match and runs the rest, saying
+why (what changed, which output is missing or damaged, or that checkpoints.json is unreadable), so an interrupted
+or repeated audit never redoes finished work and never trusts a damaged file. Every file is written atomically
+(temporary file + rename); the temporary files of a killed run are removed on the next.
+
+Where the work runs (``--engine``, ``--workers``, ``--device``, ``--batch-size``) is in no stage's dependencies:
+every engine gives the same outputs. Adding a stage is one record in :data:`STAGES`. The file names are
+:mod:`corpus_audit.audit.folder`'s.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from corpus_audit import __version__
+from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
+from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
+                                        write_text_atomic)
+from corpus_audit.common.checkpoints import Checkpoints, fingerprint
+from corpus_audit.common.resources import data_file, sha256_file
+from corpus_audit.corpus.filter import CorpusSpec
+from corpus_audit.corpus.matcher import default_lexicon_path
+from corpus_audit.embed import model_identity
+from corpus_audit.engines import EngineOptions, filter_corpus, make_scorer
+from corpus_audit.languages import get_language
+from corpus_audit.score.scorer import ModelSpec
+
+#: Options that say where the work runs, not what it computes: left out of every checkpoint.
+ENGINE_OPTIONS = ("engine", "workers", "device", "batch_size")
+
+
+@dataclass
+class AuditOptions:
+    lang: str
+    model: str | None = None
+    device: str = "cpu"
+    batch_size: int = 64
+    axes_path: str | None = None
+    lexicon: str | None = None
+    spacy_model: str | None = None
+    keep_fields: tuple[str, ...] = ()
+    workers: int | None = None
+    max_sentences: int | None = None  # per illness type, uniform sample
+    bias_map: str | None = None  # BIAS-map CSV; None: the bundled lexicons/bias_map.csv
+    # On by default: on the real corpora the illness word alone moved the mental-physical gap by 0.05-0.09
+    # (docs/findings.md); masking leaves only what the sentence says.
+    mask_terms: bool = True
+    seed: int = 0
+    engine: EngineOptions = field(default_factory=EngineOptions)
+
+    def model_spec(self) -> ModelSpec:
+        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path)
+
+    def results_options(self) -> dict[str, Any]:
+        """The options that decide the results (every option but ENGINE_OPTIONS)."""
+        return {name: value for name, value in asdict(self).items() if name not in ENGINE_OPTIONS}
+
+
+@dataclass
+class AuditRun:
+    """What the stages of one run share."""
+
+    spec: CorpusSpec
+    folder: AuditFolder
+    options: AuditOptions
+    log: Callable[[str], None]
+    progress: bool
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One checkpointed step: ``depends_on(run)`` names each thing its outputs depend on (digested into the
+    checkpoint), ``outputs(folder)`` the files it writes, ``run(run, depends_on)`` does the work. ``label`` is how
+    the log calls it; ``when_skipped(run)`` tidies up after a skip."""
+
+    name: str
+    label: str
+    depends_on: Callable[[AuditRun], dict[str, Any]]
+    outputs: Callable[[AuditFolder], tuple[Path, ...]]
+    run: Callable[[AuditRun, dict[str, Any]], None]
+    when_skipped: Callable[[AuditRun], None] = lambda run: None
+
+
+def _filter_depends(run: AuditRun) -> dict[str, Any]:
+    options = run.options
+    return {"input files": run.spec.identity(), "reading options": asdict(run.spec), "lang": options.lang,
+            "lexicon": sha256_file(Path(options.lexicon or default_lexicon_path(options.lang))),
+            "spacy_model": options.spacy_model, "keep_fields": options.keep_fields, "package version": __version__}
+
+
+def _run_filter(run: AuditRun, depends_on: dict[str, Any]) -> None:
+    options = run.options
+    filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
+                  options.keep_fields, options.workers, run.progress, options.engine)
+
+
+def _score_depends(run: AuditRun) -> dict[str, Any]:
+    options = run.options
+    return {"filtered sentences": sha256_file(run.folder.filtered),
+            "model": model_identity(options.model or get_language(options.lang).default_model),
+            "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None,
+            "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
+            "package version": __version__}
+
+
+def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
+    from corpus_audit.audit.score_parts import ScoreParts
+    from corpus_audit.corpus.select import mask_mentions, select_sentences
+    from corpus_audit.stigma.quadrants import quadrant_of
+
+    options, folder = run.options, run.folder
+    frame, duplicates = select_sentences(folder.filtered, options.max_sentences, options.seed)
+    mask = get_language(options.lang).mask
+    texts = [mask_mentions(sentence, offsets, mask) if options.mask_terms else sentence
+             for sentence, offsets in zip(frame["sentence"], frame["term_offsets"])]
+    parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
+    started = time.perf_counter()
+    scores = parts.score(texts, make_scorer(options.model_spec(), options.engine), run.log, run.progress)
+    embedding_seconds = time.perf_counter() - started
+    # The offsets served the masking; sentences.parquet keeps the filter's other columns.
+    frame = frame.drop(columns="term_offsets").assign(warmth=scores[:, 0], competence=scores[:, 1])
+    frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
+    with atomic_path(folder.sentences) as tmp:
+        frame.to_parquet(tmp, index=False)
+    record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms)
+    write_text_atomic(folder.score_summary, json.dumps(record.to_dict()))
+    parts.remove()
+
+
+def _remove_score_parts(run: AuditRun) -> None:
+    shutil.rmtree(run.folder.score_parts, ignore_errors=True)  # left if a run was killed right after marking
+
+
+def _report_depends(run: AuditRun) -> dict[str, Any]:
+    options, folder = run.options, run.folder
+    return {"scored sentences": sha256_file(folder.sentences), "filter summary": sha256_file(folder.filtered_summary),
+            "score summary": sha256_file(folder.score_summary), "options": options.results_options(),
+            "inputs": list(run.spec.inputs),
+            "bias map": sha256_file(Path(options.bias_map) if options.bias_map else data_file("lexicons", "bias_map.csv")),
+            "package version": __version__}
+
+
+def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
+    import pandas as pd
+
+    from corpus_audit.audit.analysis import analyse
+    from corpus_audit.audit.figures import write_figures
+    from corpus_audit.audit.report import write_report
+    from corpus_audit.stigma.bias_map import load_bias_map
+
+    options, folder = run.options, run.folder
+    started = time.perf_counter()
+    sentences = pd.read_parquet(folder.sentences)
+    result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed)
+    with atomic_path(folder.aq27) as tmp:
+        result.bias_map.to_csv(tmp, index=False)
+    run.seconds["analyse"] = time.perf_counter() - started
+    started = time.perf_counter()
+    write_figures(sentences, result, folder)
+    run.seconds["plot"] = time.perf_counter() - started
+    folder.write_summary(AuditSummary(
+        corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset}, options=asdict(options),
+        package_version=__version__, filter=folder.read_filter_summary(), score=folder.read_score_record(),
+        analysis=result.to_dict(), seconds=run.seconds))
+    write_report(folder)  # reads summary.json and the figures, so it comes last
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("filter", "filter", _filter_depends, lambda f: (f.filtered, f.filtered_summary), _run_filter),
+    Stage("score", "score", _score_depends, lambda f: (f.sentences, f.score_summary), _run_score,
+          when_skipped=_remove_score_parts),
+    Stage("report", "analysis, figures and report", _report_depends,
+          lambda f: (f.aq27, *f.figure_paths(), f.summary, f.report), _run_report),
+)
+
+
+def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: Callable[[str], None] = print,
+              progress: bool = False) -> AuditSummary:
+    """Run (or resume) the audit of ``spec`` into ``outdir``; return the summary written to ``summary.json``.
+
+    The model (``options.model_spec()``) is loaded only when sentences must be scored.
+    """
+    outdir = check_output_location(outdir)
+    with folder_lock(outdir):
+        folder = AuditFolder(outdir)
+        removed = remove_temporaries(folder.path) + remove_temporaries(folder.score_parts)
+        if removed:
+            log(f"removed {len(removed)} temporary file(s) left by an interrupted run")
+        run = AuditRun(spec, folder, options, log, progress)
+        checkpoints = Checkpoints(folder.checkpoints, log)
+        for stage in STAGES:
+            started = time.perf_counter()
+            depends_on = stage.depends_on(run)
+            outputs = stage.outputs(folder)
+            if (reason := checkpoints.fresh(stage.name, depends_on, *outputs)) is None:
+                log(f"{stage.label}: up to date, skipped")
+                stage.when_skipped(run)
+            else:
+                log(f"{stage.label}: running ({reason})")
+                stage.run(run, depends_on)
+                checkpoints.mark(stage.name, depends_on, *outputs)
+            run.seconds[stage.name] = time.perf_counter() - started
+        return folder.read_summary()

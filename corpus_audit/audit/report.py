@@ -1,0 +1,396 @@
+"""A self-contained HTML report of an audit folder.
+
+``write_report(folder)`` reads what ``corpus-audit audit`` wrote (``summary.json``, ``sentences.parquet``
+and the PNG figures) and writes ``report.html``: one file with the figures embedded as base64 data URIs and
+the style inline, so it can be mailed, archived or opened offline and never fetches anything. Nothing is
+embedded again: the scores come from ``sentences.parquet`` and the statistics from ``summary.json``.
+
+Every piece of text from the corpus or the configuration (sentences, document ids, illness names, paths)
+goes through ``html.escape``: sentences come from arbitrary user corpora and may contain markup.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import itertools
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.resources import SHIPPED_AXES_DIR
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
+from corpus_audit.stigma.stats import MIN_GROUP_SIZE
+
+SIDE_BY_SIDE = ("density", "quadrant_shares")
+#: Measured validity of shipped axes (``corpus-audit axes evaluate``), one JSON file per model and recipe.
+VALIDITY_DIR = SHIPPED_AXES_DIR
+#: What each cross-validation test of ``corpus-audit axes evaluate`` checks (docs/axes.md).
+VALIDITY_TESTS = {
+    "basic": "'These people are always X.': the pole of a held-out adjective",
+    "negation": "'These people are never X.': the pole must flip",
+    "composition": "two adjectives, one per dimension: the quadrant must be right",
+    "syntax": "phrasings absent from training ('These are X people.', ...)",
+}
+#: Centre of each quadrant of the [-1, 1]^2 score plane: the "typical" sentence of a quadrant lies near it.
+QUADRANT_CENTRES = {"warm-competent": (0.5, 0.5), "warm-incompetent": (0.5, -0.5),
+                    "cold-competent": (-0.5, 0.5), "cold-incompetent": (-0.5, -0.5)}
+EXAMPLES_PER_QUADRANT = 3
+TOP_ILLNESSES = 8
+EXAMPLES_PER_ILLNESS = 2
+#: Longer sentences are cut for display (the full text is in sentences.parquet): keeps the report readable.
+MAX_SENTENCE_CHARS = 400
+MISSING = "—"
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px;
+       padding: 0 1rem; color: #222; line-height: 1.45; }
+h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; margin-top: 2.2rem; }
+.meta { color: #555; margin-top: 0; }
+table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tr.small td { color: #8a6d00; } tr.strict td { color: #555; font-style: italic; }
+.warnings { background: #fff4e5; border: 2px solid #e69500; border-radius: 6px; padding: 0.6rem 1rem; }
+.warnings h2 { border: none; margin: 0; color: #a35f00; } .ok { color: #2a7a2a; }
+figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.9rem; }
+ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
+.doc { color: #666; font-size: 0.8rem; font-family: ui-monospace, monospace; }
+.score { color: #666; font-size: 0.8rem; white-space: nowrap; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.5rem; }
+"""
+
+
+def load_audit(folder: AuditFolder, strict: bool = False,
+               log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, AuditSummary]:
+    """The scored sentence table and the summary of an audit folder; ``AuditOutputError`` if either is missing or
+    unreadable (bad rows of sentences.parquet: see :meth:`AuditFolder.read_sentences`)."""
+    return folder.read_sentences(strict, log), folder.read_summary()
+
+
+def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:
+    """Metadata of the axes the audit used: the ``--axes`` file, else the shipped/cached default for the model."""
+    from corpus_audit.scm.recipes import DEFAULT_RECIPE
+    from corpus_audit.scm.store import find_axes, read_metadata
+
+    if summary.axes_path:
+        path = Path(summary.axes_path)
+        return read_metadata(path) if path.is_file() else None
+    model_id = summary.model_id
+    found = find_axes(model_id, summary.lang, DEFAULT_RECIPE) if model_id else None
+    return read_metadata(found) if found else None
+
+
+def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) -> dict[str, Any] | None:
+    """The shipped cross-validation means for this model, language and recipe, or None if never measured."""
+    for path in sorted(VALIDITY_DIR.glob("*.validity.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if (record.get("embedder_id"), record.get("lang"), record.get("recipe")) == (embedder_id, lang, recipe):
+            return record
+    return None
+
+
+# --------------------------------------------------------------------------------------------- formatting
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and not math.isfinite(value))
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    return MISSING if _missing(value) else f"{value:.{digits}f}"
+
+
+def _pct(value: Any) -> str:
+    return MISSING if _missing(value) else f"{100 * value:.1f}%"
+
+
+def _pp(value: Any) -> str:
+    """A difference of two shares, in percentage points."""
+    return MISSING if _missing(value) else f"{100 * value:+.1f} pp"
+
+
+def _p(value: Any) -> str:
+    return MISSING if _missing(value) else "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _with_ci(value: Any, low: Any, high: Any, fmt=_num) -> str:
+    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric_from: int = 1,
+           row_classes: Iterable[str] | None = None) -> str:
+    """An HTML table of plain-text cells (all escaped); columns from ``numeric_from`` on are right-aligned."""
+    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
+    body = []
+    for row, css in zip(rows, row_classes or itertools.repeat("")):
+        cells = "".join(f'<td class="num">{_esc(c)}</td>' if i >= numeric_from else f"<td>{_esc(c)}</td>"
+                        for i, c in enumerate(row))
+        body.append(f'<tr class="{css}">{cells}</tr>' if css else f"<tr>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _sentence_item(row: pd.Series) -> str:
+    text = str(row["sentence"])
+    if len(text) > MAX_SENTENCE_CHARS:
+        text = text[:MAX_SENTENCE_CHARS].rstrip() + " …"
+    illnesses = ", ".join(map(str, _as_list(row.get("illnesses"))))
+    return (f'<li>{_esc(text)} <span class="doc">[{_esc(row["doc_id"])}; {_esc(illnesses)}]</span> '
+            f'<span class="score">warmth {row["warmth"]:+.2f}, competence {row["competence"]:+.2f}</span></li>')
+
+
+def _examples(frame: pd.DataFrame) -> str:
+    if frame.empty:
+        return '<p class="meta">no sentences</p>'
+    return f'<ul class="examples">{"".join(_sentence_item(row) for _, row in frame.iterrows())}</ul>'
+
+
+def _as_list(value: Any) -> list[Any]:
+    """An ``illnesses`` cell as a list (Parquet gives arrays; hand-made tables may hold a string or None)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+# --------------------------------------------------------------------------------------------- sections
+
+
+def _header(summary: AuditSummary) -> str:
+    model_id = summary.model_id or "unknown model"
+    return (f"<h1>Corpus audit: health-related stigma</h1>"
+            f'<p class="meta">Corpus: <b>{_esc(summary.corpus_name)}</b><br>Model: <b>{_esc(model_id)}</b> · '
+            f'corpus-audit {_esc(summary.package_version)}</p>')
+
+
+def _warnings(analysis: dict[str, Any]) -> str:
+    warnings = analysis.get("warnings") or []
+    if not warnings:
+        return '<p class="ok">No warnings: every group has enough sentences for the tests.</p>'
+    items = "".join(f"<li>{_esc(w)}</li>" for w in warnings)
+    return f'<section class="warnings" id="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
+
+
+def _counts(summary: AuditSummary) -> str:
+    filtered, score, analysis = summary.filter, summary.score, summary.analysis
+    kept = filtered.get("sentences_by_type", {})
+    scored = analysis.get("n_by_type", {})
+    rows = [("documents read", filtered.get("documents_read", MISSING)),
+            ("documents with an illness mention", filtered.get("documents_matched", MISSING)),
+            ("sentences kept", filtered.get("sentences_kept", MISSING)),
+            *((f"sentences kept: {kind}", kept.get(kind, 0)) for kind in ("mental", "physical", "both")),
+            ("duplicate sentences removed", score.duplicates_removed),
+            ("distinct sentences scored", score.sentences_scored),
+            *((f"scored and analysed: {kind}", scored.get(kind, 0)) for kind in ("mental", "physical", "both")),
+            ("left out (no finite score)", analysis.get("n_unscored", 0))]
+    return "<h2>Counts</h2>" + _table(("", "count"), rows)
+
+
+def _figure(folder: AuditFolder, stem: str) -> str:
+    caption = FIGURES[stem]
+    png = folder.figure(stem, "png")
+    if png.is_file():
+        data = base64.b64encode(png.read_bytes()).decode("ascii")
+        body = f'<img src="data:image/png;base64,{data}" alt="{_esc(caption)}">'
+    else:
+        body = f'<p class="warnings">{_esc(stem)}.png is missing: run corpus-audit plot</p>'
+    return f'<figure id="fig-{stem}">{body}<figcaption>{_esc(caption)}</figcaption></figure>'
+
+
+def _figures(folder: AuditFolder) -> str:
+    # The single-panel figures go side by side and the multi-panel ones full width: a shorter page.
+    pair = "".join(_figure(folder, stem) for stem in SIDE_BY_SIDE)
+    wide = "".join(_figure(folder, stem) for stem in FIGURES if stem not in SIDE_BY_SIDE)
+    return f'<h2>Figures</h2><div class="grid">{pair}</div>{wide}'
+
+
+def _comparisons(analysis: dict[str, Any]) -> str:
+    rows = []
+    for score, c in analysis["comparisons"].items():
+        low, high = c["mean_difference_ci"]
+        rows.append((score, c["n_a"], c["n_b"], _num(c["mean_a"]), _num(c["mean_b"]),
+                     _with_ci(c["mean_difference"], low, high), _p(c["mann_whitney_p"]), _num(c["rank_biserial"]),
+                     f"{_num(c['ks_statistic'])} (p {_p(c['ks_p'])})"))
+    table = _table(("score", "n mental", "n physical", "mean mental", "mean physical",
+                    "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
+    joint = analysis["joint"]
+    energy = _table(("test", "n mental (used)", "n physical (used)", "energy statistic", "p", "permutations"),
+                    [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
+                      f"{joint['n_b']} ({joint['n_used_b']})", _num(joint["statistic"], 4), _p(joint["p_value"]),
+                      joint["permutations"])])
+    return ("<h2>Mental vs physical</h2>"
+            "<p>Sentences mentioning both a mental and a physical illness count in both groups. Rank-biserial r "
+            "is positive when mental sentences tend to score lower. The CI is a percentile bootstrap.</p>"
+            f"{table}<h3>2-D energy test</h3><p>Permutation test of equal (warmth, competence) distributions "
+            f"(groups larger than the cap are subsampled).</p>{energy}")
+
+
+def _shares_table(records: list[dict[str, Any]], first: str) -> str:
+    rows = [(r["group"], r["n"], *(_pct(r[q]) for q in QUADRANTS)) for r in records]
+    classes = ["small" if r.get("warning") else "" for r in records]
+    return _table((first, "n", *QUADRANTS), rows, row_classes=classes)
+
+
+def _quadrants(analysis: dict[str, Any]) -> str:
+    return ("<h2>Quadrant shares</h2><h3>Per illness type</h3>"
+            f"{_shares_table(analysis['quadrants_by_type'], 'type')}"
+            f"<h3>Per illness</h3><p>Rows in amber have fewer than {MIN_GROUP_SIZE} sentences.</p>"
+            f"{_shares_table(analysis['quadrants_by_illness'], 'illness')}")
+
+
+def _region(warmth: str, competence: str | None) -> str:
+    side = "cold" if warmth == "low" else "warm"
+    return side if competence is None else f"{side} & {'competent' if competence == 'high' else 'incompetent'}"
+
+
+def _aq27(analysis: dict[str, Any]) -> str:
+    rows, classes = [], []
+    for r in analysis["bias_map"]:
+        strict = r["competence"].removeprefix("any_or_") if r["competence"].startswith("any_or_") else None
+        lenient = r["competence"] if r["competence"] in ("low", "high") else None
+        for prefix, competence, css in (("", lenient, ""), ("strict_", strict, "strict")):
+            if prefix and strict is None:
+                continue
+            label = r["dimension"] if not prefix else f"{r['dimension']} (strict region)"
+            rows.append((label, _region(r["warmth"], competence),
+                         _with_ci(r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
+                                  r[f"{prefix}share_mental_ci_high"], _pct),
+                         _with_ci(r[f"{prefix}share_physical"], r[f"{prefix}share_physical_ci_low"],
+                                  r[f"{prefix}share_physical_ci_high"], _pct),
+                         _with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
+                                  r[f"{prefix}difference_ci_high"], _pp),
+                         _p(r[f"{prefix}p_value"]), _p(r[f"{prefix}p_holm"])))
+            classes.append(css)
+    table = _table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
+                    "difference [95% CI]", "Fisher p", "Holm p"), rows, numeric_from=2, row_classes=classes)
+    return ("<h2>AQ-27 dimensions (BIAS map)</h2><p>Share of each group's sentences in the region of the "
+            "warmth/competence plane that the BIAS map links to the dimension. Dimensions whose competence is "
+            "'any, or low/high' are scored on the lenient region and shown again on the strict one (italics); "
+            "Holm corrects over the dimensions of each kind of region.</p>" + table)
+
+
+def _scored_points(sentences: pd.DataFrame) -> pd.DataFrame:
+    """Rows with finite scores, with their quadrant (recomputed: the rule is analysis's, not the stored column's)."""
+    finite = np.isfinite(sentences["warmth"].astype(float)) & np.isfinite(sentences["competence"].astype(float))
+    scored = sentences[finite]
+    return scored.assign(quadrant=quadrant_of(scored["warmth"].to_numpy(float), scored["competence"].to_numpy(float)))
+
+
+def quadrant_examples(sentences: pd.DataFrame, group: str, quadrant: str,
+                      k: int = EXAMPLES_PER_QUADRANT) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The ``k`` sentences of ``group`` nearest the quadrant's centre, and the ``k`` farthest from the origin.
+
+    "both" sentences belong to each group (as in the analysis). The extreme ones exclude the central ones, so
+    a small quadrant shows each sentence once.
+    """
+    points = _scored_points(sentences)
+    part = points[points["illness_type"].isin([group, "both"]) & (points["quadrant"] == quadrant)]
+    warmth, competence = part["warmth"].to_numpy(float), part["competence"].to_numpy(float)
+    cx, cy = QUADRANT_CENTRES[quadrant]
+    central = part.iloc[np.argsort(np.hypot(warmth - cx, competence - cy), kind="stable")[:k]]
+    rest = part.drop(index=central.index)
+    extreme = rest.iloc[np.argsort(-np.hypot(rest["warmth"].to_numpy(float), rest["competence"].to_numpy(float)),
+                                   kind="stable")[:k]]
+    return central, extreme
+
+
+def illness_examples(sentences: pd.DataFrame, top: int = TOP_ILLNESSES,
+                     k: int = EXAMPLES_PER_ILLNESS) -> list[tuple[str, int, pd.DataFrame]]:
+    """For the ``top`` most frequent illnesses: (illness, n, the ``k`` sentences nearest its mean score point)."""
+    points = _scored_points(sentences)
+    exploded = points.assign(illness=points["illnesses"].map(_as_list)).explode("illness").dropna(subset=["illness"])
+    out = []
+    for illness, n in exploded["illness"].value_counts().head(top).items():
+        part = exploded[exploded["illness"] == illness]
+        warmth, competence = part["warmth"].to_numpy(float), part["competence"].to_numpy(float)
+        distance = np.hypot(warmth - warmth.mean(), competence - competence.mean())
+        out.append((str(illness), int(n), part.iloc[np.argsort(distance, kind="stable")[:k]]))
+    return out
+
+
+def _examples_section(sentences: pd.DataFrame) -> str:
+    parts = ["<h2>Example sentences</h2><p>Per quadrant and group: the sentences nearest the quadrant's centre "
+             "(±0.5, ±0.5), i.e. typical of it, then the most extreme (farthest from the origin). Document ids in "
+             "brackets.</p>"]
+    for quadrant in QUADRANTS:
+        columns = []
+        for group in GROUPS:
+            central, extreme = quadrant_examples(sentences, group, quadrant)
+            columns.append(f"<div><h4>{_esc(group)}: typical</h4>{_examples(central)}"
+                           f"<h4>{_esc(group)}: most extreme</h4>{_examples(extreme)}</div>")
+        parts.append(f'<h3>{_esc(quadrant)}</h3><div class="grid">{"".join(columns)}</div>')
+    parts.append("<h3>Per illness</h3><p>The most frequent illnesses, each with the sentences nearest its mean "
+                 "(warmth, competence).</p>")
+    for illness, n, frame in illness_examples(sentences):
+        parts.append(f"<h4>{_esc(illness)} ({n} sentences)</h4>{_examples(frame)}")
+    return "".join(parts)
+
+
+def _method(summary: AuditSummary) -> str:
+    metadata = _axes_metadata(summary)
+    recipe = (metadata or {}).get("recipe", {})
+    validity = measured_validity(summary.model_id, summary.lang, recipe.get("name"))
+    if metadata:
+        axes = (f"Axes file: recipe <b>{_esc(recipe.get('name', '?'))}</b>, head {_esc(recipe.get('head', '?'))}, "
+                f"templates '{_esc(recipe.get('templates', '?'))}', "
+                f"{_esc(metadata.get('n_training_sentences', '?'))} training sentences, trained on "
+                f"{_esc(metadata.get('embedder_id', '?'))}.")
+    else:
+        axes = "The axes file of this audit was not found, so its recipe is not shown."
+    if validity:
+        rows = [(test, VALIDITY_TESTS.get(test, ""), f"{mean:.1f}%")
+                for test, mean in validity["cross_validation_mean"].items()]
+        accuracy = (f"<p>Measured functional accuracy of these axes ({_esc(validity['source'])}; chance is 50% for "
+                    f"basic, negation and syntax, 25% for composition):</p>"
+                    + _table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
+    else:
+        accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
+                    "and recipe before reading the scores as warmth and competence.</p>")
+    return ("<h2>Method and validity</h2>"
+            "<p>Each sentence is embedded and projected onto the two axes of the Stereotype Content Model (SCM): "
+            "<i>warmth</i> (friendly, trustworthy vs cold, hostile) and <i>competence</i> (capable vs incapable). "
+            "The axes are trained on sentences that put the SCM seed lexicon's adjectives into templates "
+            "('These people are always X.', negated and two-adjective variants), labelled by the adjective's "
+            "pole; a classifier head maps an embedding to a score in [−1, 1] per dimension. A score ≥ 0 is high, "
+            "so each sentence falls in one quadrant. AQ-27 dimensions are read through the BIAS map (Cuddy et "
+            f"al.): each dimension is tied to a region of the plane.</p><p>{axes}</p>{accuracy}"
+            "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
+            "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _configuration(summary: AuditSummary) -> str:
+    rows = [(key, "default" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else value)
+            for key, value in summary.options.items()]
+    return "<h2>Configuration</h2>" + _table(("option", "value"), rows, numeric_from=2)
+
+
+def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:
+    """The report page as one HTML string (figures read from ``folder``)."""
+    analysis = summary.analysis
+    body = "".join((_header(summary), _warnings(analysis), _counts(summary), _figures(folder),
+                    _comparisons(analysis), _quadrants(analysis), _aq27(analysis), _examples_section(sentences),
+                    _method(summary), _configuration(summary)))
+    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Corpus audit report</title>'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
+            f"</head><body>{body}</body></html>\n")
+
+
+def write_report(folder: AuditFolder, strict: bool = False, log: Callable[[str], None] | None = None) -> Path:
+    """Write ``report.html`` (atomically) from the audit's outputs in ``folder``; return its path.
+
+    ``strict`` and ``log``: see :func:`load_audit`."""
+    sentences, summary = load_audit(folder, strict, log)
+    with atomic_path(folder.report) as tmp:
+        tmp.write_text(render_report(folder, sentences, summary), encoding="utf-8")
+    return folder.report

@@ -1,0 +1,105 @@
+"""The commands that maintain the instrument: ``axes train`` and ``axes evaluate`` (warmth/competence axes of an
+embedding model) and ``lexicon forms`` (the editable language data)."""
+
+from __future__ import annotations
+
+import click
+
+from corpus_audit.cli.errors import reports_errors
+from corpus_audit.cli.options import model_options
+from corpus_audit.languages import LANGUAGES
+
+#: Languages whose adjectives agree with their noun: their SCM adjectives need a table of forms.
+AGREEMENT_LANGUAGES = tuple(code for code, language in LANGUAGES.items() if language.agreement)
+
+
+@click.group("axes")
+def axes_group() -> None:
+    """Train and evaluate the warmth/competence axes of an embedding model."""
+
+
+@axes_group.command("train")
+@click.option("--recipe", type=click.Choice(["default", "reference"]), default="default", show_default=True,
+              help="'reference': basic templates, PLS + axis-rotated POLAR (Fraser et al. 2022); "
+                   "'default': the measured-best recipe of this package.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Where to save the axes (.npz); default: the user cache, where score finds them.")
+@model_options
+@reports_errors()
+def axes_train_command(recipe: str, output: str | None, lang: str, model: str | None, device: str,
+                       batch_size: int) -> None:
+    """Train axes for a model on the whole seed lexicon and save them."""
+    from corpus_audit.embed import load_embedder
+    from corpus_audit.scm.recipes import train_axes
+    from corpus_audit.scm.store import cached_axes_path
+
+    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size)
+    axes = train_axes(embedder, lang=lang, recipe=recipe)
+    target = output or cached_axes_path(embedder.model_id, lang, recipe)
+    axes.save(target)
+    click.echo(f"trained {recipe} axes for {embedder.model_id} on {axes.metadata_['n_training_sentences']} "
+               f"sentences -> {target}")
+
+
+@axes_group.command("evaluate")
+@click.option("--recipe", type=click.Choice(["default", "reference"]), default="default", show_default=True,
+              help="Recipe to evaluate; the reference recipe is always shown beside it.")
+@click.option("--folds", type=click.IntRange(min=2), default=5, show_default=True,
+              help="Cross-validation folds over held-out adjectives.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for folds and sampled pairs.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write the results as JSON.")
+@click.option("--embedding-cache", type=click.Path(dir_okay=False), default=None,
+              help="Keep the sentence embeddings in this .npz between runs, so that a rerun after editing "
+                   "templates or lexicons embeds only the new sentences (a file of another model is replaced).")
+@model_options
+@reports_errors()
+def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, embedding_cache: str | None,
+                          lang: str, model: str | None, device: str, batch_size: int) -> None:
+    """Cross-validated functional accuracy of the axes for a model.
+
+    Adjectives are split into folds; each fold trains on the others and tests on sentences built from
+    its own adjectives only: basic ('these people are always X'), negation ('... are never X', label
+    flipped), two-adjective composition (quadrant must be right) and syntactic variants. Also reports
+    generalisation to real-group sentences with adjectives outside every training lexicon.
+    """
+    from corpus_audit.embed import load_embedder
+    from corpus_audit.scm.evaluate import evaluate_model, format_report
+
+    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size)
+    report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed,
+                            embedding_cache=embedding_cache)
+    click.echo(format_report(report))
+    if json_path:
+        import json
+
+        from corpus_audit.atomic import write_text_atomic
+
+        write_text_atomic(json_path, json.dumps(report, indent=2))
+        click.echo(f"wrote {json_path}")
+
+
+@click.group("lexicon")
+def lexicon_group() -> None:
+    """Maintain the editable language data (lexicons/)."""
+
+
+@lexicon_group.command("forms")
+@click.option("--lang", type=click.Choice(AGREEMENT_LANGUAGES), default=AGREEMENT_LANGUAGES[0], show_default=True,
+              help="Language whose SCM adjectives take gender/number forms.")
+@click.option("--backend", type=click.Choice(["auto", "lookup", "rule", "stanza"]), default="auto", show_default=True,
+              help="'lookup': forms attested in spacy-lookups-data (pip install 'corpus-audit[lexicon-tools]'), "
+                   "rules for the rest; 'rule': rules only; 'stanza': also check every form with a local Stanza "
+                   "Spanish model; 'auto': whatever is installed.")
+@reports_errors()
+def lexicon_forms_command(lang: str, backend: str) -> None:
+    """Regenerate lexicons/<lang>/scm_forms.csv, the masculine/feminine x singular/plural forms of every SCM
+    adjective. Rows whose source is 'manual' are your corrections: they are kept as they are."""
+    from corpus_audit.scm.inflect import rebuild_forms_table
+
+    path, counts = rebuild_forms_table(lang, backend)
+    click.echo(f"wrote {path}: {sum(counts.values())} rows (" +
+               ", ".join(f"{source} {count}" for source, count in sorted(counts.items())) + ")")
+
+
+COMMANDS = (axes_group, lexicon_group)

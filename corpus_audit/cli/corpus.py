@@ -1,0 +1,145 @@
+"""The commands that read a corpus or a table: ``filter``, ``audit`` and ``score``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from corpus_audit.cli.errors import reports_errors
+from corpus_audit.cli.options import (PROGRESS_OPTION, corpus_options, corpus_spec_from, engine_from, engine_options,
+                                      log, model_options, show_progress)
+from corpus_audit.languages import LANGUAGE_CODES
+
+
+@click.command("score")
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output table, .csv or .parquet: every input column plus warmth and competence.")
+@click.option("--text-column", default="text", show_default=True,
+              help="Column (CSV/Parquet) or field (JSONL) holding the sentence; .txt files have one per line.")
+@click.option("--axes", "axes_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file from `corpus-audit axes train` (default: the shipped axes of the model, or "
+                   "axes trained once and cached).")
+@click.option("--strict", is_flag=True, help="Stop at the first bad record, naming file and line.")
+@model_options
+@engine_options
+@reports_errors("cannot write {output}")
+def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
+                  lang: str, model: str | None, device: str, batch_size: int, **settings: Any) -> None:
+    """Add warmth and competence scores to each sentence of INPUT.
+
+    INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2).
+    The sign of a score says high or low (the default axes score in [-1, 1]). Blank rows and bad
+    records are counted and reported; blank rows keep empty scores.
+    """
+    from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.engines import make_scorer
+    from corpus_audit.score.scorer import ModelSpec
+    from corpus_audit.score.table import check_output_path, score_file
+
+    engine = engine_from(settings)
+    spec = ModelSpec(lang, model, device, batch_size, axes_path)
+    check_output_location(check_output_path(output).resolve().parent)
+    spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
+    summary = score_file(input_path, output, make_scorer(spec, engine), text_column=text_column, strict=strict)
+    click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
+               f"with {summary.model_id} -> {output}")
+    if summary.truncated:
+        click.echo(f"{summary.truncated} texts longer than the limit were cut before embedding")
+    for reason, count in summary.skipped.most_common():
+        click.echo(f"skipped {count}: {reason}")
+    for example in summary.examples[:5]:
+        click.echo(f"  e.g. {example}")
+
+
+@click.command("filter")
+@click.argument("corpus", nargs=-1)
+@click.option("--lang", type=click.Choice(LANGUAGE_CODES), required=True,
+              help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
+@click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
+@corpus_options
+@engine_options
+@PROGRESS_OPTION
+@reports_errors("cannot write {output}")
+def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields: tuple[str, ...], lexicon: str | None,
+                   spacy_model: str | None, workers: int | None, progress: bool | None, **settings: Any) -> None:
+    """Keep the sentences of CORPUS that mention a mental or physical illness.
+
+    CORPUS: files, globs or folders of .jsonl/.json/.csv/.tsv/.txt/.parquet (optionally .gz/.zst/.bz2),
+    or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
+    term_offsets, illnesses, illness_type and the --keep-field columns) and prints a summary.
+    """
+    from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.engines import filter_corpus
+
+    spec = corpus_spec_from(corpus, settings)
+    engine = engine_from(settings)
+    if output in corpus:
+        raise click.UsageError("the output file must not be one of the inputs")
+    check_output_location(Path(output).resolve().parent)
+    summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress(progress),
+                            engine)
+    click.echo(summary.format_text())
+    click.echo(f"wrote {summary.sentences_kept} sentences to {output}")
+
+
+@click.command("audit")
+@click.argument("corpus", nargs=-1)
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder; rerunning with the same folder resumes (finished stages are skipped).")
+@click.option("--axes", "axes_path", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file from `corpus-audit axes train` (default: the shipped or cached axes of the model).")
+@click.option("--max-sentences", type=click.IntRange(min=1), default=None,
+              help="Score at most this many distinct sentences per illness type (uniform sample, seeded).")
+@click.option("--bias-map", "bias_map", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="BIAS-map CSV (dimension,warmth,competence) instead of the bundled lexicons/bias_map.csv.")
+@click.option("--mask-terms/--no-mask-terms", default=True, show_default=True,
+              help="Replace the illness mention by a neutral phrase ('this condition') before embedding, so that the "
+                   "point reflects what is said about the illness rather than the illness word itself.")
+@corpus_options
+@model_options
+@engine_options
+@PROGRESS_OPTION
+@reports_errors("cannot write to {outdir}")
+def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
+                  bias_map: str | None, mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None,
+                  spacy_model: str | None, workers: int | None, model: str | None, device: str, batch_size: int,
+                  progress: bool | None, **settings: Any) -> None:
+    """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
+
+    Writes to OUTDIR: filtered.parquet, sentences.parquet (scored), summary.json (counts, configuration,
+    statistics, time per stage), aq27.csv (BIAS-map share per AQ-27 dimension, mental vs physical,
+    with 95% bootstrap CIs and Holm-corrected p-values), the figures and report.html.
+    """
+    from corpus_audit.audit.pipeline import AuditOptions, run_audit
+    from corpus_audit.stigma.bias_map import load_bias_map
+
+    spec = corpus_spec_from(corpus, settings)
+    engine = engine_from(settings)
+    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
+                           lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
+                           max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
+                           engine=engine)
+    # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
+    options.model_spec().check(device="cpu" if engine.is_ray else None)
+    load_bias_map(bias_map)
+    analysis = run_audit(spec, outdir, options, log=log, progress=show_progress(progress)).analysis
+    click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
+
+    def number(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3g}"
+
+    for score in ("warmth", "competence"):
+        comparison = analysis["comparisons"][score]
+        click.echo(f"{score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
+                   f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
+                   f"rank-biserial r {number(comparison['rank_biserial'])}")
+    for warning in analysis["warnings"]:
+        click.echo(f"warning: {warning}")
+    click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, sentences.parquet and figures")
+
+
+COMMANDS = (filter_command, audit_command, score_command)

@@ -1,0 +1,28 @@
+"""Plain-Python copies of results, for JSON."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def jsonable(value: Any) -> Any:
+    """Plain-Python copy of ``value``: numpy scalars/arrays and DataFrames converted, NaN/inf -> None."""
+    if isinstance(value, pd.DataFrame):
+        return [jsonable(record) for record in value.to_dict(orient="records")]
+    if hasattr(value, "to_dict") and not isinstance(value, (dict, pd.Series)):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value

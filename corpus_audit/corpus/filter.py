@@ -1,0 +1,256 @@
+"""The filter stage: reader -> pre-filter -> segmenter -> matcher, lazily, counting everything.
+
+:func:`iter_kept_sentences` is the pipeline over documents; :func:`init_filter_worker` / :func:`filter_unit` run
+it on a unit of input (a JSON Lines batch or a file) in a worker process of an engine, and :func:`merge_filtered`
+counts a unit's results into the run's summary in input order, so every engine leaves the same rows and counts.
+:func:`run_filter` is the single-process run; the engines (``corpus_audit.engines``) choose how to run it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from corpus_audit.common.resources import sha256_file
+from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats, field_text
+from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, read_file, read_line_batch
+from corpus_audit.corpus.segment import Segmenter, import_spacy_without_torch
+from corpus_audit.corpus.writer import finish, write_parquet
+from corpus_audit.stigma.quadrants import ILLNESS_TYPES, illness_type_of
+
+BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type")
+
+
+@dataclass(slots=True)
+class KeptSentence:
+    """A sentence that mentions at least one illness. ``term_offsets``: [start, end) of each of ``terms`` in
+    ``sentence``, where the matcher found it (masking replaces exactly those spans)."""
+
+    doc_id: str
+    sentence_index: int
+    sentence: str
+    terms: list[str]
+    term_offsets: list[list[int]]
+    illnesses: list[str]
+    illness_type: str
+    fields: dict[str, Any]
+
+    def to_row(self) -> dict[str, Any]:
+        row = {name: getattr(self, name) for name in BASE_COLUMNS}
+        row.update(self.fields)
+        return row
+
+
+@dataclass
+class FilterSummary:
+    """Counts for one run; ``reading`` is filled by the readers as documents stream past."""
+
+    lang: str
+    reading: ReadStats = field(default_factory=ReadStats)
+    documents_processed: int = 0
+    documents_with_candidates: int = 0
+    documents_matched: int = 0
+    sentences_segmented: int = 0
+    sentences_kept: int = 0
+    sentences_by_type: Counter = field(default_factory=Counter)
+    sentences_by_illness: Counter = field(default_factory=Counter)
+    mentions_by_illness: Counter = field(default_factory=Counter)
+    terms: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        reading = self.reading.to_dict()
+        return {
+            "lang": self.lang,
+            **reading,
+            "documents_processed": self.documents_processed,
+            "documents_with_candidates": self.documents_with_candidates,
+            "documents_matched": self.documents_matched,
+            "sentences_segmented": self.sentences_segmented,
+            "sentences_kept": self.sentences_kept,
+            "sentences_by_type": {k: self.sentences_by_type.get(k, 0) for k in ILLNESS_TYPES},
+            "sentences_by_illness": dict(self.sentences_by_illness.most_common()),
+            "mentions_by_illness": dict(self.mentions_by_illness.most_common()),
+            "top_terms": dict(self.terms.most_common(50)),
+            "seconds": round(self.seconds, 3),
+            "megabytes_per_second": round(reading["bytes_read"] / 1e6 / self.seconds, 3) if self.seconds else None,
+            **self.extra,
+        }
+
+    def merge(self, other: FilterSummary) -> None:
+        """Add the counts of ``other`` (the documents that follow those counted here)."""
+        self.reading.merge(other.reading)
+        self.documents_processed += other.documents_processed
+        self.documents_with_candidates += other.documents_with_candidates
+        self.documents_matched += other.documents_matched
+        self.sentences_segmented += other.sentences_segmented
+        self.sentences_kept += other.sentences_kept
+        for name in ("sentences_by_type", "sentences_by_illness", "mentions_by_illness", "terms"):
+            getattr(self, name).update(getattr(other, name))
+
+    def format_text(self) -> str:
+        """Human-readable summary for the terminal."""
+        data = self.to_dict()
+        lines = [
+            f"documents read: {data['documents_read']} ({data['bytes_read'] / 1e6:.1f} MB from {data['files']} source(s)),"
+            f" processed: {data['documents_processed']}, matched: {data['documents_matched']}",
+            f"sentences kept: {data['sentences_kept']} (mental {data['sentences_by_type']['mental']},"
+            f" physical {data['sentences_by_type']['physical']}, both {data['sentences_by_type']['both']})",
+        ]
+        if data["sentences_by_illness"]:
+            lines.append("sentences per illness: " + ", ".join(f"{k} {v}" for k, v in data["sentences_by_illness"].items()))
+        lines.append(f"records skipped: {data['records_skipped']}")
+        lines.extend(f"  {reason}: {count}" for reason, count in data["skipped_by_reason"].items())
+        lines.append(f"time: {data['seconds']} s")
+        return "\n".join(lines)
+
+
+def iter_kept_sentences(
+    documents: Iterable[Document],
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    summary: FilterSummary,
+    keep_fields: Iterable[str] = (),
+) -> Iterator[KeptSentence]:
+    """Lazily yield the sentences that mention an illness, counting everything in ``summary``.
+
+    Documents without any lexicon term on word boundaries are dropped before segmentation (the cheap
+    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast.
+    """
+    keep_fields = tuple(keep_fields)
+    for doc in documents:
+        summary.documents_processed += 1
+        if not matcher.has_candidate(doc.text):
+            continue
+        summary.documents_with_candidates += 1
+        fields = {name: _field_value(doc, name) for name in keep_fields}
+        matched = False
+        for index, sentence in enumerate(segmenter.sentences(doc.text)):
+            summary.sentences_segmented += 1
+            matches = matcher.find(sentence)
+            if not matches:
+                continue
+            matched = True
+            illnesses = sorted({m.illness for m in matches})
+            kind = illness_type_of(m.type for m in matches)
+            summary.sentences_kept += 1
+            summary.sentences_by_type[kind] += 1
+            summary.sentences_by_illness.update(illnesses)
+            summary.mentions_by_illness.update(m.illness for m in matches)
+            summary.terms.update(m.surface.lower() for m in matches)
+            yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
+                               [[m.start, m.end] for m in matches], illnesses, kind, fields)
+        if matched:
+            summary.documents_matched += 1
+
+
+def merge_filtered(kept: list[KeptSentence], counted: FilterSummary, source: str,
+                   skips: Iterable[tuple[str, int | None]], summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+    """Count what :func:`filter_unit` returned into ``summary``, then the reading problems ``skips`` of
+    ``source`` met after it (a batch's ``skips``), and yield the kept sentences.
+
+    Called on the units in input order, this leaves the counts and examples a single process would."""
+    summary.merge(counted)
+    for reason, line in skips:
+        summary.reading.skip(reason, source, line, strict)
+    yield from kept
+
+
+_worker_state: tuple[ReaderOptions, IllnessMatcher, Segmenter, str, tuple[str, ...]] | None = None
+
+
+def init_filter_worker(
+    options: ReaderOptions, matcher: IllnessMatcher, segmenter: Segmenter, lang: str, keep_fields: tuple[str, ...]
+) -> None:
+    """Set up a worker process (a pool process, or a Ray actor) to run :func:`filter_unit`."""
+    global _worker_state
+    if segmenter.model is None:
+        # A worker only splits sentences with the blank pipeline: skip the 1.2 s torch import thinc would do.
+        import_spacy_without_torch()
+    _worker_state = (options, matcher, segmenter, lang, keep_fields)
+
+
+def filter_unit(unit: LineBatch | str) -> tuple[list[KeptSentence], FilterSummary]:
+    """The kept sentences and counts of a JSON Lines batch (``batch.skips`` left to :func:`merge_filtered`), or of
+    a whole file of any format given by its path, in a worker set up by :func:`init_filter_worker`."""
+    assert _worker_state is not None, "worker not initialised"
+    options, matcher, segmenter, lang, keep_fields = _worker_state
+    counted = FilterSummary(lang=lang)
+    if isinstance(unit, LineBatch):
+        documents = read_line_batch(unit, options, counted.reading)
+    else:
+        documents = read_file(unit, options, counted.reading)
+    return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
+
+
+def _field_value(doc: Document, name: str) -> str | None:
+    # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
+    return doc.source if name == "source" else field_text(doc.meta.get(name))
+
+
+def _with_progress(documents: Iterable[Document], stats: ReadStats, enabled: bool) -> Iterator[Document]:
+    """Pass documents through while a tqdm bar shows documents/s and MB/s (on stderr)."""
+    bar = tqdm(documents, unit=" docs", disable=not enabled, mininterval=0.5, smoothing=0.1)
+    start = time.perf_counter()
+    last = start
+    for doc in bar:
+        yield doc
+        now = time.perf_counter()
+        if enabled and now - last >= 0.5:
+            last = now
+            bar.set_postfix_str(f"{stats.bytes_read / 1e6 / (now - start):.1f} MB/s, {stats.bytes_read / 1e6:.0f} MB", refresh=False)
+    bar.close()
+
+
+def run_filter(
+    documents: Iterable[Document],
+    summary: FilterSummary,
+    output: str | Path,
+    matcher: IllnessMatcher,
+    segmenter: Segmenter,
+    keep_fields: Iterable[str] = (),
+    progress: bool = False,
+) -> FilterSummary:
+    """Filter ``documents`` into ``output`` (Parquet) and ``<output stem>.summary.json``; return the summary.
+
+    ``documents`` must report into ``summary.reading`` (pass it as the readers' ``stats``).
+    """
+    keep_fields = list(keep_fields)
+    start = time.perf_counter()
+    stream = _with_progress(documents, summary.reading, progress)
+    write_parquet(iter_kept_sentences(stream, matcher, segmenter, summary, keep_fields), output, keep_fields)
+    return finish(summary, output, start)
+
+
+def lexicon_info(path: str | Path) -> dict[str, str]:
+    """Provenance of the lexicon used (recorded in the summary)."""
+    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path))}
+
+
+@dataclass
+class CorpusSpec:
+    """What to read: files/globs/folders/stdin (or a Hugging Face dataset) and how to turn records into documents."""
+
+    inputs: tuple[str, ...]
+    options: ReaderOptions = field(default_factory=ReaderOptions)
+    limit: int | None = None
+    sample: float | None = None
+    seed: int = 0
+    hf_dataset: str | None = None
+    hf_config: str | None = None
+    hf_split: str = "train"
+
+    def identity(self) -> list[Any]:
+        """Files by path, size and modification time, for checkpoints (stdin and hub datasets cannot be
+        fingerprinted: a fresh value each time, so they are never resumed)."""
+        if self.hf_dataset or STDIN in self.inputs:
+            return [time.time()]
+        return [(path, Path(path).stat().st_size, Path(path).stat().st_mtime_ns) for path in expand_paths(self.inputs)]

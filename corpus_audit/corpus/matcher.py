@@ -1,0 +1,267 @@
+"""Find illness mentions in text with a data-driven lexicon (``lexicons/<lang>/illnesses.csv``).
+
+Matching is case-insensitive (unless an entry says ``case=exact``), accent-insensitive, on word
+boundaries, and prefers the longest term where terms overlap ("anorexia nervosa" beats "anorexia").
+Each entry may carry a ``require_context`` and an ``exclude_context`` regular expression, tested on the
+lower-cased, accent-folded sentence in which the matched term is replaced by ``@@``.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import ahocorasick
+
+from corpus_audit.common.errors import LexiconError
+from corpus_audit.common.resources import data_file
+from corpus_audit.stigma.quadrants import GROUPS
+
+try:  # a DFA in Rust: the pre-filter scans a corpus four times faster than with pyahocorasick
+    import ahocorasick_rs
+except ImportError:  # pragma: no cover - a dependency; pyahocorasick gives the same answers, slower
+    ahocorasick_rs = None
+
+MARKER = "@@"
+# Characters of context kept on each side of a match for the context rules; sentences are short, this
+# only bounds the cost on pathological "sentences" (tables, lists without punctuation).
+CONTEXT_WINDOW = 200
+# Up to this many pre-filter spellings the Rust automaton is a DFA (fastest; 10,000 take about 20 MB).
+_DFA_MAX_PATTERNS = 10_000
+_REQUIRED_COLUMNS = ("term", "illness", "type")
+
+
+def _fold_char(char: str) -> str:
+    # One character in, one character out, so that offsets in the folded text are offsets in the original.
+    lowered = char.lower()[:1]
+    base = unicodedata.normalize("NFD", lowered)[:1]
+    if lowered == "ñ":
+        return lowered
+    return base if base.isascii() and base.isalpha() else lowered
+
+
+# Precomputed for Latin-1 and Latin Extended-A, the accents that occur in English and Spanish text;
+# typographic apostrophes become ASCII so "Alzheimer’s" matches "alzheimer's".
+_FOLD_TABLE = {code: _fold_char(chr(code)) for code in range(0xC0, 0x180) if _fold_char(chr(code)) != chr(code)}
+_FOLD_TABLE.update({ord("’"): "'", ord("ʼ"): "'", ord("‘"): "'", ord("‐"): "-", ord("‑"): "-"})
+# Characters that fold() changes beyond str.lower() (accents, typographic marks, "İ", which lowers to two),
+# less "’": the pre-filter holds the curly-apostrophe spelling of each term, and most web text is full of it.
+_FOLDED_BEYOND_LOWER = re.compile(
+    "[" + re.escape("".join(sorted({chr(code) for code in _FOLD_TABLE if code != ord("’")} | {"İ"}))) + "]")
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (except ñ) without changing the length of ``text``."""
+    lowered = text.lower()
+    if len(lowered) != len(text):  # rare characters such as "İ" lower to two code points
+        lowered = "".join(char.lower()[:1] for char in text)
+    return lowered if lowered.isascii() else lowered.translate(_FOLD_TABLE)
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+@dataclass(frozen=True, slots=True)
+class LexiconEntry:
+    """One row of an illness lexicon."""
+
+    term: str
+    illness: str
+    type: str
+    exact_case: bool = False
+    require_context: re.Pattern[str] | None = None
+    exclude_context: re.Pattern[str] | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """An accepted illness mention: ``text[start:end]`` is the surface form."""
+
+    start: int
+    end: int
+    surface: str
+    entry: LexiconEntry
+
+    @property
+    def illness(self) -> str:
+        return self.entry.illness
+
+    @property
+    def type(self) -> str:
+        return self.entry.type
+
+
+def _compile(pattern: str, where: str) -> re.Pattern[str] | None:
+    if not pattern.strip():
+        return None
+    try:
+        # Patterns are folded like the text, so lexicon authors may write accents.
+        return re.compile(fold(pattern))
+    except re.error as exc:
+        raise LexiconError(f"{where}: bad regular expression {pattern!r}: {exc}") from exc
+
+
+def load_lexicon(path: str | Path) -> list[LexiconEntry]:
+    """Read an illness lexicon CSV (see ``lexicons/README.md`` for the columns)."""
+    path = Path(path)
+    entries: list[LexiconEntry] = []
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [col for col in _REQUIRED_COLUMNS if col not in (reader.fieldnames or [])]
+        if missing:
+            raise LexiconError(f"{path}: missing column(s) {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            where = f"{path}:{line}"
+            term = (row.get("term") or "").strip()
+            illness = (row.get("illness") or "").strip()
+            kind = (row.get("type") or "").strip().lower()
+            case = (row.get("case") or "any").strip().lower() or "any"
+            if not term or not illness:
+                raise LexiconError(f"{where}: empty term or illness")
+            if kind not in GROUPS:
+                raise LexiconError(f"{where}: type must be mental or physical, not {kind!r}")
+            if case not in ("any", "exact"):
+                raise LexiconError(f"{where}: case must be 'any' or 'exact', not {case!r}")
+            entries.append(
+                LexiconEntry(
+                    term=term,
+                    illness=illness,
+                    type=kind,
+                    exact_case=case == "exact",
+                    require_context=_compile(row.get("require_context") or "", where),
+                    exclude_context=_compile(row.get("exclude_context") or "", where),
+                    note=(row.get("note") or "").strip(),
+                )
+            )
+    if not entries:
+        raise LexiconError(f"{path}: no entries")
+    return entries
+
+
+def default_lexicon_path(lang: str) -> Path:
+    """The bundled illness lexicon for ``lang`` ("en" or "es")."""
+    return data_file("lexicons", lang, "illnesses.csv")
+
+
+def _bounded(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not _is_word_char(text[start - 1])) and (end == len(text) or not _is_word_char(text[end]))
+
+
+class IllnessMatcher:
+    """Aho-Corasick search over a lexicon, with word-boundary, case and context checks."""
+
+    def __init__(self, entries: Iterable[LexiconEntry]) -> None:
+        self.entries = list(entries)
+        by_key: dict[str, list[LexiconEntry]] = {}
+        for entry in self.entries:
+            by_key.setdefault(fold(entry.term), []).append(entry)
+        self._automaton = ahocorasick.Automaton()
+        for key, group in by_key.items():
+            self._automaton.add_word(key, (key, tuple(group)))
+        self._automaton.make_automaton()
+        # The pre-filter runs on text that is only lower-cased (folding every document costs more than the
+        # whole search), so it also holds the accented and curly-apostrophe spellings of each term.
+        self._prefilter = ahocorasick.Automaton()
+        for entry in self.entries:
+            for variant in {fold(entry.term), entry.term.lower(), entry.term.lower().replace("'", "’")}:
+                self._prefilter.add_word(variant, len(variant))
+        self._prefilter.make_automaton()
+        self._fast_prefilter = _rust_automaton(list(self._prefilter.keys()))
+
+    def __getstate__(self) -> dict[str, object]:
+        # Pickled for worker processes where fork is unavailable; the Rust automaton does not pickle.
+        return {key: value for key, value in self.__dict__.items() if key != "_fast_prefilter"}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._fast_prefilter = _rust_automaton(list(self._prefilter.keys()))
+
+    @classmethod
+    def from_csv(cls, path: str | Path) -> IllnessMatcher:
+        return cls(load_lexicon(path))
+
+    @classmethod
+    def for_language(cls, lang: str) -> IllnessMatcher:
+        return cls.from_csv(default_lexicon_path(lang))
+
+    def has_candidate(self, text: str) -> bool:
+        """Cheap test: does any term occur on word boundaries? False means ``find`` returns nothing."""
+        if self._candidate_in(text.lower()):
+            return True
+        # find() searches the folded text: a term written with an accent its lexicon spelling lacks ("ÀSTHMA",
+        # "diabétes") or a typographic hyphen is only seen there. Most texts have none of those characters.
+        return not text.isascii() and _FOLDED_BEYOND_LOWER.search(text) is not None and self._candidate_in(fold(text))
+
+    def _candidate_in(self, lowered: str) -> bool:
+        """Whether a pre-filter spelling occurs on word boundaries in ``lowered`` (lower-cased or folded text)."""
+        if self._fast_prefilter is not None:
+            try:
+                # Every occurrence of every spelling, as code point offsets: the same set pyahocorasick finds.
+                found = self._fast_prefilter.find_matches_as_indexes(lowered, overlapping=True)
+            except UnicodeEncodeError:  # lone surrogates (JSON "\ud800") do not convert to Rust's UTF-8
+                pass
+            else:
+                return any(_bounded(lowered, start, end) for _, start, end in found)
+        return self._has_candidate_reference(lowered)
+
+    def _has_candidate_reference(self, lowered: str) -> bool:
+        """:meth:`has_candidate` of lower-cased text with pyahocorasick (the tests compare the two)."""
+        for end, length in self._prefilter.iter(lowered):
+            if _bounded(lowered, end - length + 1, end + 1):
+                return True
+        return False
+
+    def find(self, text: str) -> list[Match]:
+        """All accepted mentions in ``text`` (a sentence), left to right, longest term first on overlaps."""
+        folded = fold(text)
+        candidates: list[tuple[int, int, tuple[LexiconEntry, ...]]] = []
+        for end_index, (key, group) in self._automaton.iter(folded):
+            start, end = end_index - len(key) + 1, end_index + 1
+            if _bounded(folded, start, end):
+                candidates.append((start, end, group))
+        # Longest-leftmost: an overlapped shorter term ("depression" inside "manic depression") is dropped
+        # even if the longer one is later rejected by its context rule, so rules never resurrect sub-terms.
+        candidates.sort(key=lambda c: (c[0], -(c[1] - c[0])))
+        matches: list[Match] = []
+        covered_until = -1
+        for start, end, group in candidates:
+            if start < covered_until:
+                continue
+            covered_until = end
+            entry = self._accept(text, folded, start, end, group)
+            if entry is not None:
+                matches.append(Match(start, end, text[start:end], entry))
+        return matches
+
+    @staticmethod
+    def _accept(
+        text: str, folded: str, start: int, end: int, group: tuple[LexiconEntry, ...]
+    ) -> LexiconEntry | None:
+        context = None
+        for entry in group:
+            if entry.exact_case and text[start:end] != entry.term:
+                continue
+            if entry.require_context or entry.exclude_context:
+                if context is None:
+                    left = folded[max(0, start - CONTEXT_WINDOW) : start]
+                    context = left + MARKER + folded[end : end + CONTEXT_WINDOW]
+                if entry.require_context and not entry.require_context.search(context):
+                    continue
+                if entry.exclude_context and entry.exclude_context.search(context):
+                    continue
+            return entry
+        return None
+
+
+def _rust_automaton(patterns: list[str]) -> object | None:
+    """All-occurrences automaton over ``patterns`` with ahocorasick_rs, or None without it."""
+    if ahocorasick_rs is None or not patterns:
+        return None
+    fast = ahocorasick_rs.Implementation.DFA if len(patterns) <= _DFA_MAX_PATTERNS else None
+    return ahocorasick_rs.AhoCorasick(patterns, implementation=fast)

@@ -1,0 +1,107 @@
+"""JSON Lines: one record per line. Also read as :class:`LineBatch` es of raw lines (:func:`iter_line_batches`)
+parsed elsewhere, e.g. in worker processes (:func:`read_line_batch`), with the same documents and counts."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import BinaryIO
+
+from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats
+from corpus_audit.corpus.readers.records import (TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, orjson,
+                                                 too_deep)
+from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, numbered_lines, open_binary, skipper,
+                                                 split_format)
+
+
+def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Document]:
+    stats, strict = convert.stats, convert.options.strict
+    yield from read_lines(path, numbered_lines(handle, stats, skipper(stats, path, strict)), convert)
+
+
+def read_lines(path: str, lines: Iterator[tuple[int, bytes]], convert: RecordConverter) -> Iterator[Document]:
+    stats, strict = convert.stats, convert.options.strict
+    fast = orjson is not None
+    for number, raw in lines:
+        if not raw.strip():
+            continue
+        record = loads_fast(raw) if fast else UNDECIDED
+        if record is UNDECIDED:
+            text = decode(raw, path, number, stats, strict)
+            if text is None:
+                continue
+            try:
+                record = json.loads(text)
+            except ValueError as exc:
+                stats.skip(json_error(exc), path, number, strict)
+                continue
+            except RecursionError:
+                stats.skip(TOO_DEEP, path, number, strict)
+                continue
+        if too_deep(record, raw.count(b"[") + raw.count(b"{")):
+            stats.skip(TOO_DEEP, path, number, strict)
+            continue
+        doc = convert(record, path, number, f"{path}:{number}")
+        if doc is not None:
+            yield doc
+
+
+@dataclass(slots=True)
+class LineBatch:
+    """Consecutive raw lines of one JSON Lines input, from line ``first_line`` on.
+
+    ``skips`` are the reading problems met right after these lines (truncated stream, empty or unopenable
+    file) as ``(reason, line)``; whoever merges the parsed batches counts them, in order, after the batch.
+    """
+
+    source: str
+    first_line: int
+    data: bytes
+    skips: list[tuple[str, int | None]] = field(default_factory=list)
+
+
+def line_batch_files(inputs: Iterable[str], options: ReaderOptions) -> list[str] | None:
+    """The files named by ``inputs`` if every one is read as JSON Lines (so can be read in line batches), else None."""
+    files = expand_paths(inputs)
+    formats = {options.format or ("jsonl" if path == STDIN else split_format(path)[0]) for path in files}
+    return files if files and formats == {"jsonl"} else None
+
+
+def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int = 1 << 20) -> Iterator[LineBatch]:
+    """Raw lines of JSON Lines files in batches of about ``batch_bytes``, counting files and bytes in ``stats``.
+
+    Lines are read exactly as :func:`read_file` reads them, so :func:`read_line_batch` on every batch, with
+    the batch skips counted after each, gives the same documents and counts as ``read_file`` on every file.
+    """
+    for path in files:
+        stats.files += 1
+        try:
+            handle = open_binary(path)
+        except OSError as exc:
+            yield LineBatch(path, 1, b"", [(f"cannot open file ({exc.strerror or exc})", None)])
+            continue
+        skips: list[tuple[str, int | None]] = []
+        lines: list[bytes] = []
+        size, first, last = 0, 1, 0
+        with handle if path != STDIN else contextlib.nullcontext(handle):
+            for last, raw in numbered_lines(handle, stats, lambda reason, line: skips.append((reason, line))):
+                lines.append(raw)
+                size += len(raw)
+                if size >= batch_bytes:
+                    yield LineBatch(path, first, b"".join(lines))
+                    lines, size, first = [], 0, last + 1
+        if last == 0 and not skips:  # no bytes and no error: read_file's "empty file"
+            skips.append(("empty file", None))
+        yield LineBatch(path, first, b"".join(lines), skips)
+
+
+def read_line_batch(batch: LineBatch, options: ReaderOptions, stats: ReadStats) -> Iterator[Document]:
+    """Documents of one batch (bad records counted in ``stats``; ``batch.skips`` are left to the caller)."""
+    convert = RecordConverter(options, stats)
+    lines = enumerate(io.BytesIO(batch.data), start=batch.first_line)  # splits on b"\n" only, like read_file
+    for doc in read_lines(batch.source, lines, convert):
+        stats.documents += 1
+        yield doc

@@ -1,0 +1,271 @@
+"""Split documents into sentences with spaCy: a blank pipeline plus the rule-based ``sentencizer``
+(no model download), or an installed spaCy model when one is named.
+
+Line breaks are treated as hard boundaries (titles, list items and clinical notes rarely continue a
+sentence across lines), and long lines are cut into chunks of at most ``chunk_chars`` characters at a
+sentence end or a space, so that a document of any length is processed in bounded memory.
+
+spaCy is imported on first use, not with this module: its import costs 2 s, most of it torch (pulled in by
+thinc), and a filter run whose documents never need splitting should not pay it.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from corpus_audit.common.errors import UserError
+from corpus_audit.corpus.documents import scrub_surrogates
+from corpus_audit.languages import LANGUAGES
+
+DEFAULT_CHUNK_CHARS = 20_000
+# Distinct words whose tokens the blank pipeline remembers (see Segmenter._word_tokens); entries are small.
+WORD_CACHE_SIZE = 200_000
+_LINE_BREAK = re.compile(r"\s*\n\s*")
+# Preferred cut points inside an over-long line: after sentence-final punctuation, else any whitespace.
+_SENTENCE_END = re.compile(r"[.!?…]\s")
+_SPACE = re.compile(r"\s")
+# ``\s`` is str.isspace, the test spaCy's tokenizer splits on.
+_SPACES = re.compile(r"\s+")
+_WORD = re.compile(r"\S+")
+
+
+class SegmenterError(UserError, RuntimeError):
+    """The requested spaCy model cannot be loaded."""
+
+
+def chunks(text: str, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> Iterator[str]:
+    """Non-empty lines of ``text``, long ones cut into pieces of at most ``chunk_chars`` characters."""
+    for line in _LINE_BREAK.split(text):
+        line = line.strip()
+        while len(line) > chunk_chars:
+            window = line[:chunk_chars]
+            cut = _last_match_end(_SENTENCE_END, window) or _last_match_end(_SPACE, window) or chunk_chars
+            yield line[:cut].strip()
+            line = line[cut:].strip()
+        if line:
+            yield line
+
+
+def _last_match_end(pattern: re.Pattern[str], window: str) -> int:
+    # Search only the second half: a cut near the start would make tiny chunks.
+    ends = [m.end() for m in pattern.finditer(window, len(window) // 2)]
+    return ends[-1] if ends else 0
+
+
+def import_spacy_without_torch() -> None:
+    """Import spaCy with torch hidden, in a process that only splits sentences (a filter worker).
+
+    thinc imports torch when it can, which is 60% of spaCy's import time, but a blank pipeline with the
+    rule-based sentencizer never uses it. A ``None`` entry in ``sys.modules`` makes ``import torch`` raise
+    ImportError (documented import-system behaviour), so thinc records torch as absent; the entry is removed
+    afterwards. Never call this in a process that may later use spaCy with torch (thinc keeps ``has_torch``
+    false); in a process where torch or spaCy is already imported it does nothing.
+    """
+    if "spacy" in sys.modules or "torch" in sys.modules:
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        import spacy  # noqa: F401
+    finally:
+        del sys.modules["torch"]
+
+
+class Segmenter:
+    """Sentence splitter for one language.
+
+    A named model is loaded at once (so a missing one is reported before any work); the default blank
+    pipeline is built on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
+    unused one (or one only handed to worker processes) never imports spaCy.
+    """
+
+    def __init__(self, lang: str, model: str | None = None, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
+        self.lang = lang
+        self.model = model
+        self.chunk_chars = chunk_chars
+        # Set by _load for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
+        self._one_sentence: re.Pattern[str] | None = None  # one of the sentencizer's punct_chars (a mark)
+        self._ascii_marks: tuple[str, ...] = ()  # the ASCII ones among the sentencizer's punct_chars
+        self._multiword_specials: tuple[str, ...] = ()  # tokenizer special cases that span whitespace
+        self._punct_orths: set[int] | None = None  # ORTH ids of the punct_chars
+        self._word_cache: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
+        self._nlp: Any = self._load() if model else None
+
+    @property
+    def nlp(self) -> Any:
+        """The spaCy pipeline (``spacy.language.Language``), built on first use."""
+        if self._nlp is None:
+            self._nlp = self._load()
+        return self._nlp
+
+    def _load(self) -> Any:
+        import spacy
+
+        if self.model:
+            try:
+                # Only the parts that set sentence boundaries are needed; the rest is disabled for speed.
+                nlp = spacy.load(self.model, exclude=["ner", "lemmatizer", "textcat"])
+            except OSError as exc:
+                raise SegmenterError(f"spaCy model {self.model!r} is not installed ({exc})") from exc
+            if not (nlp.has_pipe("parser") or nlp.has_pipe("senter") or nlp.has_pipe("sentencizer")):
+                nlp.add_pipe("sentencizer")
+        else:
+            try:
+                language = LANGUAGES.get(self.lang)
+                nlp = spacy.blank(language.spacy_code if language else self.lang)
+            except ImportError as exc:
+                raise SegmenterError(f"spaCy has no language {self.lang!r}") from exc
+            sentencizer = nlp.add_pipe("sentencizer")
+            # The sentencizer only ends a sentence after a token that is one of its punct_chars; a line whose
+            # only such characters are in a final run of ".!?" (all punctuation, so no token after them can
+            # start a sentence) is one sentence, the line itself. About 30% of lines, skipped by spaCy.
+            mark_class = "[" + re.escape("".join(sorted(sentencizer.punct_chars))) + "]"
+            self._one_sentence = re.compile(mark_class)
+            self._ascii_marks = tuple(sorted(char for char in sentencizer.punct_chars if char.isascii()))
+            self._multiword_specials = tuple(key for key in nlp.tokenizer.rules
+                                             if not key.isspace() and any(char.isspace() for char in key))
+            self._punct_orths = {nlp.vocab.strings.add(char) for char in sentencizer.punct_chars}
+        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
+        return nlp
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Sent to worker processes as settings: each builds its own pipeline.
+        return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
+                "_one_sentence": None, "_ascii_marks": (), "_multiword_specials": (),
+                "_punct_orths": None, "_word_cache": {}}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def sentences(self, text: str) -> Iterator[str]:
+        """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
+        cannot encode them; the readers already replace them, other callers may not)."""
+        nlp = self.nlp
+        lines = chunks(scrub_surrogates(text), self.chunk_chars)
+        if self._one_sentence is None:  # a spaCy model: its own pipeline sets the boundaries
+            pieces = (sent.text for doc in nlp.pipe(lines, batch_size=64) for sent in doc.sents)
+        else:
+            pieces = (piece for line in lines for piece in self._sentencizer_texts(line))
+        for piece in pieces:
+            sentence = piece.strip()
+            if sentence:
+                yield sentence
+
+    def _is_one_sentence(self, line: str) -> bool:
+        """Whether the sentencizer leaves ``line`` whole: none of its punct_chars before a final run of ".!?"."""
+        body = line.rstrip(".!?")
+        if body.isascii():  # the same answer as the regular expression, three ``in`` scans instead
+            return not any(mark in body for mark in self._ascii_marks)
+        return not self._one_sentence.search(body)  # type: ignore[union-attr]
+
+    def _sentencizer_texts(self, line: str) -> list[str]:
+        """The pieces spaCy's ``sentencizer`` cuts ``line`` into (not yet stripped).
+
+        Its rule: after a token that is one of ``punct_chars``, the next token that is neither punctuation
+        nor one of ``punct_chars`` starts a sentence. About 30% of lines hold no such token before a final
+        run of ".!?" and are one sentence as they are.
+        """
+        if self._is_one_sentence(line):
+            return [line]
+        starts = self._sentence_starts(line)
+        return [line[begin:end] for begin, end in zip(starts, starts[1:] + [len(line)])]
+
+    def _sentence_starts(self, line: str) -> list[int]:
+        """Offsets where the sentencizer starts a sentence in ``line`` (the first is 0).
+
+        spaCy's tokenizer splits text at whitespace and tokenizes each word on its own (a run of whitespace
+        other than one ' ' is a token of its own), so only the words that hold one of the punct_chars, and
+        the tokens that follow them up to the next non-punctuation one, decide the boundaries; the other
+        words, nine in ten, are never tokenized (the tests check the sentences equal spaCy's). The exception
+        is a tokenizer special case that spans whitespace, such as Spanish "EE. UU.": a line holding one is
+        tokenized whole.
+        """
+        if any(special in line for special in self._multiword_specials):
+            return self._sentence_starts_of_doc(line)
+        starts = [0]
+        seen_mark = False
+        position, end = 0, len(line)
+        next_mark = self._ascii_mark_finder(line) if line.isascii() else self._mark_finder(line)
+        while position < end:
+            if not seen_mark:  # on to the next word that holds a mark
+                mark = next_mark(position)
+                if mark < 0:
+                    break
+                word_start = mark
+                while word_start > position and not line[word_start - 1].isspace():
+                    word_start -= 1
+                word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
+            elif line[position].isspace():
+                run_end = _SPACES.match(line, position).end()  # type: ignore[union-attr]
+                token_start = position + 1 if line[position] == " " else position
+                if token_start < run_end:  # a whitespace token: neither punctuation nor a mark
+                    seen_mark = _apply_rule(_WHITESPACE_TOKEN, token_start, starts, seen_mark)
+                position = run_end
+                continue
+            else:
+                word_start, word_end = _WORD.match(line, position).span()  # type: ignore[union-attr]
+            seen_mark = _apply_rule(self._word_tokens(line[word_start:word_end]), word_start, starts, seen_mark)
+            position = word_end
+        return starts
+
+    def _mark_finder(self, line: str) -> Callable[[int], int]:
+        """A function: position -> offset of the first mark at or after it in ``line``, or -1."""
+        def find(position: int) -> int:
+            found = self._one_sentence.search(line, position)  # type: ignore[union-attr]
+            return -1 if found is None else found.start()
+
+        return find
+
+    def _ascii_mark_finder(self, line: str) -> Callable[[int], int]:
+        """:meth:`_mark_finder` for an ASCII line: ``str.find`` per mark, each resumed only when passed
+        (several times faster than the regular expression's character class)."""
+        marks = self._ascii_marks
+        nexts = [line.find(mark) for mark in marks]
+
+        def find(position: int) -> int:
+            for index, found in enumerate(nexts):
+                if 0 <= found < position:
+                    nexts[index] = line.find(marks[index], position)
+            return min((found for found in nexts if found >= 0), default=-1)
+
+        return find
+
+    def _word_tokens(self, word: str) -> tuple[tuple[int, bool, bool], ...]:
+        """(offset, is one of punct_chars, is punctuation) of each token the tokenizer makes of ``word``."""
+        tokens = self._word_cache.get(word)
+        if tokens is None:
+            tokens = tuple(self._token_flags(self.nlp.tokenizer(word)))
+            if len(self._word_cache) < WORD_CACHE_SIZE:
+                self._word_cache[word] = tokens
+        return tokens
+
+    def _token_flags(self, doc: Any) -> Iterator[tuple[int, bool, bool]]:
+        """(offset, is one of punct_chars, is punctuation) of each token of ``doc``, without Token objects."""
+        from spacy.attrs import IDX, IS_PUNCT, ORTH
+
+        for orth, is_punct, idx in doc.to_array([ORTH, IS_PUNCT, IDX]).tolist():
+            yield idx, orth in self._punct_orths, bool(is_punct)  # type: ignore[operator]
+
+    def _sentence_starts_of_doc(self, line: str) -> list[int]:
+        """:meth:`_sentence_starts` from the tokens of the whole line."""
+        starts = [0]
+        _apply_rule(self._token_flags(self.nlp.tokenizer(line)), 0, starts, False)
+        return starts
+
+
+_WHITESPACE_TOKEN = ((0, False, False),)
+
+
+def _apply_rule(tokens: Iterable[tuple[int, bool, bool]], base: int, starts: list[int], seen_mark: bool) -> bool:
+    """The sentencizer's rule over ``tokens`` (offset from ``base``, is a mark, is punctuation): after a mark,
+    the next token that is neither punctuation nor a mark starts a sentence (appended to ``starts``).
+    Returns whether a mark is still waiting for such a token."""
+    for offset, is_mark, is_punct in tokens:
+        if is_mark:
+            seen_mark = True
+        elif seen_mark and not is_punct:
+            starts.append(base + offset)
+            seen_mark = False
+    return seen_mark

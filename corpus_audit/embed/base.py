@@ -1,0 +1,74 @@
+"""The embedder interface: texts in, L2-normalised float32 vectors out, in batches, with a progress bar for
+long inputs. ``model_id`` names backend, model and a hash of the weights, so that axes trained on one model are
+never applied to another."""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from corpus_audit.common.errors import UserError
+
+PROGRESS_MIN_TEXTS = 512  # shorter inputs finish too fast for a progress bar to help
+
+
+class EmbedderError(UserError, RuntimeError):
+    """A model cannot be loaded or used as asked."""
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors of shape (n, dimension)."""
+
+    #: backend name, e.g. "sentence-transformers"
+    backend: str = ""
+
+    def __init__(self, name: str, batch_size: int = 64) -> None:
+        self.name = name
+        self.batch_size = batch_size
+
+    @property
+    @abstractmethod
+    def dimension(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def weights_sha256(self) -> str: ...
+
+    @abstractmethod
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        """Embed one batch; may return unnormalised vectors."""
+
+    @property
+    def model_id(self) -> str:
+        """``backend:name@sha12``: the identity recorded in outputs and checked when axes are applied."""
+        return f"{self.backend}:{self.name}@{self.weights_sha256[:12]}"
+
+    def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
+        """Embed ``texts`` -> float32 array (len(texts), dimension), rows L2-normalised.
+
+        ``show_progress``: True/False forces the progress bar (stderr) on or off; None shows it for long
+        inputs when stderr is a terminal.
+
+        Texts are processed in order of length so that each batch pads little; rows come back in input
+        order.
+        """
+        texts = list(texts)
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        order = np.argsort([len(text) for text in texts], kind="stable")
+        # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
+        disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
+        with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,
+                  file=sys.stderr) as bar:
+            for start in range(0, len(texts), self.batch_size):
+                rows = order[start:start + self.batch_size]
+                vectors = np.asarray(self._encode_batch([texts[i] for i in rows]), dtype=np.float32)
+                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+                out[rows] = vectors / np.maximum(norms, 1e-12)
+                bar.update(len(rows))
+        return out

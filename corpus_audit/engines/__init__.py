@@ -1,0 +1,100 @@
+"""Where the heavy stages run: ``local`` (this process and its worker processes) or ``ray`` (Ray Data).
+
+Engines call the stages (``corpus_audit.corpus``, ``corpus_audit.score``); the stages never import an engine.
+What an engine receives is picklable: reading options, the matcher and segmenter, a
+:class:`~corpus_audit.score.scorer.ModelSpec`.
+
+This module never imports Ray: :mod:`corpus_audit.engines.ray` is imported only when ``--engine ray`` is chosen,
+so the default install needs no Ray and the local engine pays nothing for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpus_audit.common.errors import UserError
+from corpus_audit.corpus.filter import CorpusSpec, FilterSummary, lexicon_info, run_filter
+from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.segment import Segmenter
+from corpus_audit.score.scorer import LocalScorer, ModelSpec, Scorer
+
+ENGINES = ("local", "ray")
+RAY_INSTALL_HINT = "pip install 'corpus-audit[ray]'"
+
+
+class EngineError(UserError, RuntimeError):
+    """The engine cannot run as asked (Ray missing, unreachable, or a request it cannot serve)."""
+
+
+@dataclass(frozen=True)
+class EngineOptions:
+    """``name``: ``local`` or ``ray``. ``address``: a Ray cluster to connect to (``auto``, ``HOST:PORT`` or
+    ``ray://HOST:PORT``); None starts Ray inside this process. ``concurrency``: Ray workers per stage (filter
+    actors, embedding actors); None: one per CPU of the cluster for the filter, and one per GPU (``--device
+    cuda``) or per CPU for embedding."""
+
+    name: str = "local"
+    address: str | None = None
+    concurrency: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.name not in ENGINES:
+            raise EngineError(f"unknown engine {self.name!r}: use {' or '.join(ENGINES)}")
+
+    @property
+    def is_ray(self) -> bool:
+        return self.name == "ray"
+
+
+def make_scorer(model: ModelSpec, engine: EngineOptions | None = None) -> Scorer:
+    """The scorer of ``engine``: in this process, or Ray actors that each load ``model`` once (one GPU each when
+    ``model.device`` is cuda)."""
+    if engine is None or not engine.is_ray:
+        return LocalScorer(model)
+    from corpus_audit.engines.ray import RayScorer
+
+    return RayScorer(model, engine)
+
+
+def filter_corpus(
+    spec: CorpusSpec,
+    output: str | Path,
+    lang: str,
+    lexicon_path: str | Path | None = None,
+    spacy_model: str | None = None,
+    keep_fields: Iterable[str] = (),
+    workers: int | None = None,
+    progress: bool = False,
+    engine: EngineOptions | None = None,
+) -> FilterSummary:
+    """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
+
+    Local engine: JSON Lines files are spread over ``workers`` processes (default: one per CPU); other inputs, and
+    runs with ``limit``/``sample`` (which need one ordered stream), are read in this process. Ray engine: see
+    :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). Raises ``CorpusError``,
+    ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
+    """
+    from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
+    from corpus_audit.engines.local import default_workers, run_filter_parallel
+
+    lexicon_path = lexicon_path or default_lexicon_path(lang)
+    matcher = IllnessMatcher.from_csv(lexicon_path)
+    segmenter = Segmenter(lang, spacy_model)
+    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
+    if engine is not None and engine.is_ray:
+        from corpus_audit.engines.ray import filter_corpus_ray
+
+        return filter_corpus_ray(spec, output, matcher, segmenter, summary, list(keep_fields), engine, progress)
+    workers = workers or default_workers()
+    parallel = workers > 1 and not (spec.hf_dataset or spec.limit or spec.sample)
+    files = line_batch_files(spec.inputs, spec.options) if parallel else None
+    if files:
+        batches = iter_line_batches(files, summary.reading)
+        return run_filter_parallel(batches, spec.options, summary, output, matcher, segmenter, keep_fields, workers,
+                                   progress)
+    documents = iter_documents(spec.inputs, spec.options, summary.reading, limit=spec.limit, sample=spec.sample,
+                               seed=spec.seed, hf_dataset=spec.hf_dataset, hf_config=spec.hf_config,
+                               hf_split=spec.hf_split)
+    return run_filter(documents, summary, output, matcher, segmenter, keep_fields, progress=progress)

@@ -1,0 +1,167 @@
+"""Scoring texts on the warmth/competence axes: what model to load (:class:`ModelSpec`, a picklable record that
+engines send to their workers) and the :class:`Scorer` interface that engines implement.
+
+Every scorer gives :func:`score_texts` results: texts are stripped and cut to ``MAX_TEXT_CHARS``, each distinct
+text is embedded once, blank texts get NaN.
+"""
+
+from __future__ import annotations
+
+import sys
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from corpus_audit.embed.base import Embedder
+    from corpus_audit.scm.axes import SCMAxes
+
+#: Longer texts are cut before embedding; the default model reads at most 256 word pieces anyway.
+MAX_TEXT_CHARS = 5000
+#: Sentences per scoring unit: an audit saves its scores in chunks of this size, and the Ray engine sends chunks of
+#: this size to its actors. Chunk boundaries decide the embedding batches, so resumed and fresh runs agree.
+CHUNK_SENTENCES = 4096
+
+
+class ModelLoader(Protocol):
+    """Anything that loads (embedder, axes) once asked; engines call it where the scoring runs."""
+
+    def load(self) -> tuple[Embedder, SCMAxes]: ...
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The embedding model and axes to score with, as options: picklable, so that an engine can send it to its
+    workers, which each load the model once. ``model`` None: the language's default model; ``axes_path`` None: the
+    shipped or cached axes of the model (trained now and cached if there are none)."""
+
+    lang: str
+    model: str | None = None
+    device: str = "cpu"
+    batch_size: int = 64
+    axes_path: str | None = None
+
+    def check(self, device: str | None = None) -> None:
+        """Fail now, before any input is read, on a model that cannot load or an axes file that is not one.
+        ``device`` replaces the spec's device for the check (a cluster's GPUs are checked where they are)."""
+        from corpus_audit.embed import check_model
+        from corpus_audit.scm.axes import SCMAxes
+
+        check_model(self.model, self.lang, device or self.device, self.batch_size)
+        if self.axes_path:
+            SCMAxes.load(self.axes_path)
+
+    def load(self) -> tuple[Embedder, SCMAxes]:
+        from corpus_audit.embed import load_embedder
+        from corpus_audit.scm.store import axes_for
+
+        embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size)
+        return embedder, axes_for(embedder, self.lang, self.axes_path, log=_to_stderr)
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+@dataclass
+class ScoreSummary:
+    rows: int = 0
+    scored: int = 0
+    distinct_texts: int = 0
+    truncated: int = 0
+    skipped: Counter = field(default_factory=Counter)
+    examples: list[str] = field(default_factory=list)
+    model_id: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "scored": self.scored, "distinct_texts": self.distinct_texts,
+                "truncated": self.truncated, "skipped_by_reason": dict(self.skipped),
+                "skipped_examples": self.examples, "model_id": self.model_id, "seconds": self.seconds}
+
+
+def score_texts(texts: list[str], embedder: Embedder, axes: SCMAxes, summary: ScoreSummary | None = None,
+                show_progress: bool | None = None) -> np.ndarray:
+    """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once.
+
+    ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
+    return score_with(texts, lambda distinct: axes.transform(embedder.encode(distinct, show_progress=show_progress)),
+                      summary)
+
+
+def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
+               summary: ScoreSummary | None = None) -> np.ndarray:
+    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (stripped, cut to
+    ``MAX_TEXT_CHARS``) into points, shape (n_distinct, 2)."""
+    summary = summary if summary is not None else ScoreSummary()
+    prepared = []
+    for text in texts:
+        text = text.strip()
+        if len(text) > MAX_TEXT_CHARS:
+            summary.truncated += 1
+            text = text[:MAX_TEXT_CHARS]
+        prepared.append(text)
+    distinct = list(dict.fromkeys(t for t in prepared if t))
+    summary.distinct_texts = len(distinct)
+    scores = np.full((len(texts), 2), np.nan, dtype=np.float32)
+    if distinct:
+        points = project(distinct)
+        index = {text: row for row, text in enumerate(distinct)}
+        for position, text in enumerate(prepared):
+            if text:
+                scores[position] = points[index[text]]
+    blank = sum(1 for t in prepared if not t)
+    if blank:
+        summary.skipped["blank text"] += blank
+    summary.scored = len(texts) - blank
+    return scores
+
+
+class Scorer(ABC):
+    """Scores texts with a model that is loaded once, on first use (by :meth:`start` or the first texts).
+
+    :class:`LocalScorer` runs in this process; ``corpus_audit.engines.ray.RayScorer`` on Ray actors. Both give
+    :func:`score_texts` results: the same points up to floating-point noise (batches may be padded differently).
+    """
+
+    #: the embedder's ``model_id``, known once the model has been loaded (or the first chunk scored)
+    model_id: str | None = None
+
+    @abstractmethod
+    def start(self) -> None:
+        """Load the model (locally) or start the engine, so that a failure shows before any scoring."""
+
+    @abstractmethod
+    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
+        """:func:`score_texts` of each chunk, shape (len(chunk), 2), in order, as each is ready."""
+
+    @abstractmethod
+    def project(self, texts: list[str]) -> np.ndarray:
+        """Points of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`), shape (n, 2)."""
+
+
+class LocalScorer(Scorer):
+    """The embedder and axes of ``model.load()``, in this process."""
+
+    def __init__(self, model: ModelLoader) -> None:
+        self._loader = model
+        self._model: tuple[Embedder, SCMAxes] | None = None
+
+    def start(self) -> None:
+        if self._model is None:
+            self._model = self._loader.load()
+            self.model_id = self._model[0].model_id
+
+    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
+        for chunk in chunks:
+            self.start()
+            yield score_texts(chunk, *self._model, show_progress=False)
+
+    def project(self, texts: list[str]) -> np.ndarray:
+        self.start()
+        embedder, axes = self._model
+        return axes.transform(embedder.encode(texts))

@@ -1,0 +1,118 @@
+"""The score command: read a table, add ``warmth`` and ``competence`` to every row, write it.
+
+Input: ``.txt`` (one sentence per line), ``.csv``/``.tsv``, ``.jsonl``/``.json`` or ``.parquet``, optionally
+compressed (the corpus readers do the parsing and count bad records). Output: ``.csv`` or ``.parquet``,
+written atomically. Identical sentences are embedded once.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.errors import UserError
+from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats, field_text, scrub_surrogates
+from corpus_audit.corpus.readers import read_file, split_format
+from corpus_audit.score.scorer import Scorer, ScoreSummary, score_with
+
+OUTPUT_FORMATS = (".csv", ".parquet")
+SCORE_COLUMNS = ("warmth", "competence")
+
+
+class ScoreError(UserError):
+    """A user error in a score request (bad path, empty input, missing column); the message says which."""
+
+
+def check_output_path(output: str | Path) -> Path:
+    output = Path(output)
+    if output.suffix.lower() not in OUTPUT_FORMATS:
+        raise ScoreError(f"{output}: the output must end in .csv or .parquet")
+    if output.is_dir():
+        raise ScoreError(f"{output} is a folder; give a file name ending in .csv or .parquet")
+    return output
+
+
+def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) -> list[dict[str, Any]]:
+    """Records of ``path`` as dicts holding every input column; bad records are counted in ``summary``."""
+    fmt, _ = split_format(path)
+    stats = ReadStats()
+    options = ReaderOptions(text_field=text_column, line_docs=True, strict=strict)
+    try:
+        if fmt == "txt":
+            rows = [{"line": doc.line, text_column: doc.text} for doc in read_file(path, options, stats)]
+        else:
+            rows = [{text_column: doc.text, **doc.meta} for doc in read_file(path, options, stats)]
+    except CorpusError as error:
+        raise ScoreError(str(error)) from None
+    summary.skipped.update(stats.skipped)
+    summary.examples.extend(stats.examples)
+    if not rows:
+        if stats.skipped.get("empty file"):
+            raise ScoreError(f"{path} is empty: nothing to score")
+        if any(reason.startswith("missing text field") for reason in stats.skipped):
+            raise ScoreError(f"{path}: no record has a text column {text_column!r}; choose it with --text-column")
+        raise ScoreError(f"{path}: no readable record ({dict(stats.skipped)})")
+    return rows
+
+
+def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) -> None:
+    """Write every input column plus the scores to ``output`` (.csv or .parquet), atomically.
+
+    Uncleaned records disagree: a field that is a number in one record and a string, a list or an object in
+    another has no Parquet type; such a table is written with its mixed columns as text (JSON for objects and
+    lists, as in CSV output), so the output keeps every row and column. Lone surrogates (JSON ``\\ud800``
+    escapes, CSV headers with invalid bytes) become U+FFFD: no file can encode them.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    frame = pd.DataFrame.from_records([{scrub_surrogates(str(name)): scrub_surrogates(value) if isinstance(value, str)
+                                        else value for name, value in row.items()} for row in rows])
+    for column, values in zip(SCORE_COLUMNS, scores.T):
+        frame[column] = values
+    with atomic_path(output) as tmp:
+        if output.suffix.lower() == ".csv":
+            _mixed_as_text(frame).to_csv(tmp, index=False)
+            return
+        try:
+            frame.to_parquet(tmp, index=False)
+        except (pa.ArrowException, OverflowError, UnicodeEncodeError):
+            _mixed_as_text(frame).to_parquet(tmp, index=False)
+
+
+def _mixed_as_text(frame: Any) -> Any:
+    """``frame`` with its columns of mixed or nested values (dtype object) as text (:func:`field_text`)."""
+    frame = frame.copy()
+    for name in frame.columns[frame.dtypes == object]:
+        frame[name] = frame[name].map(field_text)
+    return frame
+
+
+def score_file(input_path: str, output: str | Path, scorer: Scorer, text_column: str = "text",
+               strict: bool = False) -> ScoreSummary:
+    """Read ``input_path``, score every row with ``scorer``, write ``output``.
+
+    The scorer starts (loads its model, or connects its engine) only once the input is known to hold rows, so a
+    bad input fails before the model is loaded. Reading and writing stay in this process.
+    """
+    output = check_output_path(output)
+    summary = ScoreSummary()
+    started = time.perf_counter()
+    rows = read_rows(input_path, text_column, strict, summary)
+    summary.rows = len(rows)
+    summary.seconds["read"] = time.perf_counter() - started
+    started = time.perf_counter()
+    scorer.start()  # Ray: connects (the actors load the model while embedding)
+    summary.seconds["load_model"] = time.perf_counter() - started
+    started = time.perf_counter()
+    scores = score_with([str(row[text_column]) for row in rows], scorer.project, summary)
+    summary.model_id = scorer.model_id or ""
+    summary.seconds["embed_and_project"] = time.perf_counter() - started
+    started = time.perf_counter()
+    write_table(rows, scores, output)
+    summary.seconds["write"] = time.perf_counter() - started
+    return summary

@@ -1,0 +1,214 @@
+"""Statistics shared by both wings: two-sample comparisons of one score, the 2-D energy test, bootstrap
+intervals and Holm's correction. Pure functions of arrays: no files, no plotting.
+
+* **Small groups never raise.** Every result reports its ``n``; a group smaller than ``MIN_GROUP_SIZE`` adds a
+  warning string; a group with 0 or 1 values gives NaN statistics, p-values and intervals.
+* ``to_dict()`` returns plain Python (NaN and infinities become ``None``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats
+from scipy.spatial.distance import cdist
+
+from corpus_audit.common.jsonable import jsonable
+
+#: Groups smaller than this get a warning: tests and intervals on fewer sentences are too unstable to read.
+MIN_GROUP_SIZE = 30
+#: ``two_sample_2d`` subsamples each group to at most this many points (seeded): the pooled distance
+#: matrix is (2 * 2000)^2 doubles = 128 MB and the 999 permutations take about a second.
+MAX_POINTS_2D = 2000
+#: Confidence level of every bootstrap interval.
+CI_LEVEL = 0.95
+#: Upper bound on bootstrap indices drawn at once (memory stays ~100 MB however large the group).
+_BOOT_CELLS = 10_000_000
+
+
+def finite(values: Any) -> np.ndarray:
+    """1-D float array without NaN/inf."""
+    array = np.asarray(values, dtype=float).ravel()
+    return array[np.isfinite(array)]
+
+
+def size_warnings(label: str, n: int) -> list[str]:
+    if n < 2:
+        return [f"{label}: {n} sentence(s); tests and intervals need at least 2, they are NaN"]
+    if n < MIN_GROUP_SIZE:
+        return [f"{label}: only {n} sentences (< {MIN_GROUP_SIZE}); statistics are unreliable"]
+    return []
+
+
+def percentile_ci(samples: np.ndarray) -> tuple[float, float]:
+    """Percentile interval at CI_LEVEL of 1-D bootstrap replicates."""
+    alpha = (1.0 - CI_LEVEL) / 2.0
+    low, high = np.quantile(samples, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+@dataclass
+class GroupComparison:
+    """Two-sample comparison of one score (e.g. warmth of mental vs physical sentences).
+
+    ``rank_biserial`` = 1 - 2U/(n_a n_b) with U the Mann–Whitney statistic of sample a, i.e.
+    P(a < b) - P(a > b) over all pairs: **positive when a's values tend to be lower than b's**
+    (with a = mental: mental sentences score lower), in [-1, 1]. ``mean_difference`` = mean_a - mean_b
+    with a percentile-bootstrap CI (groups resampled independently).
+    """
+
+    label_a: str
+    label_b: str
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    median_a: float
+    median_b: float
+    mean_difference: float
+    mean_difference_ci: tuple[float, float]
+    mann_whitney_u: float
+    mann_whitney_p: float
+    rank_biserial: float
+    ks_statistic: float
+    ks_p: float
+    n_boot: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def _bootstrap_mean_difference(a: np.ndarray, b: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
+    """``n_boot`` bootstrap replicates of mean(a) - mean(b), drawn in chunks to bound memory."""
+    differences = np.empty(n_boot)
+    chunk = max(1, _BOOT_CELLS // max(a.size, b.size))
+    for start in range(0, n_boot, chunk):
+        k = min(chunk, n_boot - start)
+        mean_a = a[rng.integers(0, a.size, size=(k, a.size))].mean(axis=1)
+        mean_b = b[rng.integers(0, b.size, size=(k, b.size))].mean(axis=1)
+        differences[start:start + k] = mean_a - mean_b
+    return differences
+
+
+def compare_groups(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, label_a: str = "mental",
+                   label_b: str = "physical", n_boot: int = 2000, seed: int = 0) -> GroupComparison:
+    """Compare one score between two groups: shapes (n_a,) and (n_b,); NaN values are dropped.
+
+    Mann–Whitney U (two-sided, ``scipy.stats.mannwhitneyu``) with rank-biserial r, two-sample
+    Kolmogorov–Smirnov (``scipy.stats.ks_2samp``) and a percentile-bootstrap CI (``CI_LEVEL``, seeded)
+    for the difference in means. Tests and CI are NaN when a group has fewer than 2 values.
+    """
+    x, y = finite(a), finite(b)
+    nan = float("nan")
+    warnings = size_warnings(label_a, x.size) + size_warnings(label_b, y.size)
+    mean_a, mean_b = (float(v.mean()) if v.size else nan for v in (x, y))
+    median_a, median_b = (float(np.median(v)) if v.size else nan for v in (x, y))
+    u = u_p = r = ks = ks_p = nan
+    ci = (nan, nan)
+    if x.size >= 2 and y.size >= 2:
+        u_result = stats.mannwhitneyu(x, y, alternative="two-sided")
+        u, u_p = float(u_result.statistic), float(u_result.pvalue)
+        r = 1.0 - 2.0 * u / (x.size * y.size)
+        ks_result = stats.ks_2samp(x, y)
+        ks, ks_p = float(ks_result.statistic), float(ks_result.pvalue)
+        low, high = percentile_ci(_bootstrap_mean_difference(x, y, n_boot, np.random.default_rng(seed)))
+        ci = (float(low), float(high))
+    return GroupComparison(label_a, label_b, int(x.size), int(y.size), mean_a, mean_b, median_a, median_b,
+                           mean_a - mean_b, ci, u, u_p, r, ks, ks_p, n_boot, warnings)
+
+
+# --------------------------------------------------------------------------------------------- 2-D test
+
+
+@dataclass
+class EnergyTest:
+    """Energy-distance two-sample test on 2-D points (warmth, competence).
+
+    ``statistic`` = 2 E|X - Y| - E|X - X'| - E|Y - Y'| over the empirical distributions (V-statistic,
+    Euclidean distance; 0 for identical samples). ``p_value`` = (count + 1) / (permutations + 1), count =
+    permutations whose statistic is ≥ the observed one. ``n_used_*`` < ``n_*`` when a group was subsampled.
+    """
+
+    n_a: int
+    n_b: int
+    n_used_a: int
+    n_used_b: int
+    statistic: float
+    p_value: float
+    permutations: int
+    seed: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def _energy_statistics(distances: np.ndarray, in_a: np.ndarray) -> np.ndarray:
+    """Energy statistic for each labelling: ``distances`` (N, N) pooled, ``in_a`` (P, N) boolean -> (P,)."""
+    indicator = in_a.astype(float)
+    n = indicator[0].sum()
+    m = distances.shape[0] - n
+    row_sums = distances.sum(axis=1)
+    total = row_sums.sum()
+    # Block sums of the distance matrix from one product: S_aa = s' D s, S_ab = s' D 1 - S_aa, S_bb by difference.
+    within_a = np.einsum("pn,pn->p", indicator @ distances, indicator)
+    between = indicator @ row_sums - within_a
+    within_b = total - within_a - 2.0 * between
+    return 2.0 * between / (n * m) - within_a / n**2 - within_b / m**2
+
+
+def two_sample_2d(a_points: np.ndarray, b_points: np.ndarray, permutations: int = 999, seed: int = 0,
+                  max_points: int = MAX_POINTS_2D, *, label_a: str = "mental",
+                  label_b: str = "physical") -> EnergyTest:
+    """Energy-distance test of equal 2-D distributions; points of shape (n_a, 2) and (n_b, 2).
+
+    Rows with a NaN are dropped; a group larger than ``max_points`` is subsampled without replacement
+    (seeded) so that the pooled distance matrix stays bounded. Statistic and p-value are NaN when a group
+    has fewer than 2 points.
+    """
+    a = np.asarray(a_points, dtype=float).reshape(-1, 2)
+    b = np.asarray(b_points, dtype=float).reshape(-1, 2)
+    a, b = a[np.isfinite(a).all(axis=1)], b[np.isfinite(b).all(axis=1)]
+    n_a, n_b = len(a), len(b)
+    warnings = size_warnings(label_a, n_a) + size_warnings(label_b, n_b)
+    if n_a < 2 or n_b < 2:
+        return EnergyTest(n_a, n_b, n_a, n_b, float("nan"), float("nan"), permutations, seed, warnings)
+    rng = np.random.default_rng(seed)
+    if n_a > max_points:
+        a = a[rng.choice(n_a, max_points, replace=False)]
+    if n_b > max_points:
+        b = b[rng.choice(n_b, max_points, replace=False)]
+    pooled = np.vstack([a, b])
+    distances = cdist(pooled, pooled)
+    labels = np.zeros(len(pooled), dtype=bool)
+    labels[:len(a)] = True
+    observed = float(_energy_statistics(distances, labels[None, :])[0])
+    count = 0
+    batch = 64  # permutations per matrix product: (batch, N) @ (N, N)
+    for start in range(0, permutations, batch):
+        shuffled = rng.permuted(np.tile(labels, (min(batch, permutations - start), 1)), axis=1)
+        # Relative tolerance: a permutation equal to the observed split must count despite rounding.
+        count += int((_energy_statistics(distances, shuffled) >= observed - 1e-12 * abs(observed)).sum())
+    return EnergyTest(n_a, n_b, len(a), len(b), observed, (count + 1) / (permutations + 1), permutations, seed,
+                      warnings)
+
+
+def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Holm step-down adjusted p-values, same order as the input; NaN entries stay NaN and are not counted.
+
+    With the m finite p-values sorted ascending, p_adj(i) = max_{j ≤ i} min(1, (m - j + 1) p(j)).
+    """
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    m = finite.size
+    if m == 0:
+        return adjusted
+    order = finite[np.argsort(p[finite], kind="stable")]
+    scaled = (m - np.arange(m)) * p[order]
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
+    return adjusted
