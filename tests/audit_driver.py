@@ -24,12 +24,12 @@ PAUSE_LIMIT_SECONDS = 300
 
 
 def main() -> None:
-    from corpus_audit.audit import pipeline as audit
+    from corpus_audit.audit.score_parts import ScoreParts
     from corpus_audit.score import scorer as scoring
     from corpus_audit.cli import main as cli
 
     controls = json.loads(os.environ.get("AUDIT_DRIVER", "{}"))
-    audit.ScoreParts.CHUNK = controls.get("chunk", audit.ScoreParts.CHUNK)
+    ScoreParts.chunk = controls.get("chunk", ScoreParts.chunk)
     score_texts = scoring.score_texts
     calls = 0
 
@@ -48,7 +48,7 @@ def main() -> None:
         calls += 1
         return score_texts(*args, **kwargs)
 
-    scoring.score_texts = controlled  # ScoreParts imports it from the module when it scores
+    scoring.score_texts = controlled  # LocalScorer looks it up in its module when it scores
     cli(sys.argv[1:])
 
 

@@ -43,8 +43,9 @@ FIGURE_FORMATS = ("png", "svg")
 SENTENCE_COLUMNS = ("doc_id", "sentence_index", "sentence", "illnesses", "illness_type", "warmth", "competence",
                     "quadrant")
 AQ27_COLUMNS = ("dimension", "warmth", "competence", "share_mental", "share_physical")
-#: The parts of summary.json every reader needs (the rest have defaults).
-_SUMMARY_PARTS = ("options", "filter", "score", "analysis")
+#: The parts of summary.json that every reader needs, and those that a report needs as well (else: empty).
+_SUMMARY_PARTS = ("options", "score")
+_RESULT_PARTS = ("filter", "analysis")
 
 
 class AuditOutputError(UserError, ValueError):
@@ -122,15 +123,17 @@ class AuditSummary:
                 "seconds": self.seconds}
 
     @classmethod
-    def from_dict(cls, data: Any, path: Path) -> AuditSummary:
-        """The summary read from ``path``; :class:`AuditOutputError` when it is not the summary of a finished audit."""
+    def from_dict(cls, data: Any, path: Path, complete: bool = False) -> AuditSummary:
+        """The summary read from ``path``; :class:`AuditOutputError` when it is not the summary of an audit, or
+        (``complete``) of a finished one, with the filter's counts and the analysis."""
         if not isinstance(data, dict):
             raise AuditOutputError(path, "not a JSON object: not the summary of an audit")
-        lacking = [key for key in _SUMMARY_PARTS if not isinstance(data.get(key), dict)]
+        lacking = [key for key in _SUMMARY_PARTS + (_RESULT_PARTS if complete else ())
+                   if not isinstance(data.get(key), dict)]
         if lacking:
             raise AuditOutputError(path, f"lacks {', '.join(lacking)}: not the summary of a finished audit")
-        return cls(options=data["options"], filter=data["filter"], score=ScoreRecord.from_dict(data["score"]),
-                   analysis=data["analysis"], corpus=data.get("corpus") or {},
+        return cls(options=data["options"], filter=data.get("filter") or {}, score=ScoreRecord.from_dict(data["score"]),
+                   analysis=data.get("analysis") or {}, corpus=data.get("corpus") or {},
                    package_version=data.get("package_version", "?"), seconds=data.get("seconds") or {})
 
 
@@ -167,13 +170,15 @@ class AuditFolder:
                                          "run corpus-audit audit first)")
         return path
 
-    def read_summary(self) -> AuditSummary:
+    def read_summary(self, complete: bool = False) -> AuditSummary:
+        """``summary.json``; ``complete``: it must hold the filter's counts and the analysis (see
+        :meth:`AuditSummary.from_dict`)."""
         path = self.existing(self.summary)
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:  # ValueError: bad JSON or bad UTF-8
             raise AuditOutputError(path, f"not valid JSON ({error})") from None
-        return AuditSummary.from_dict(data, path)
+        return AuditSummary.from_dict(data, path, complete)
 
     def write_summary(self, summary: AuditSummary) -> None:
         from corpus_audit.common.atomic import write_text_atomic

@@ -211,4 +211,4 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: 
                 stage.run(run, depends_on)
                 checkpoints.mark(stage.name, depends_on, *outputs)
             run.seconds[stage.name] = time.perf_counter() - started
-        return folder.read_summary()
+        return folder.read_summary(complete=True)

@@ -73,7 +73,7 @@ def load_audit(folder: AuditFolder, strict: bool = False,
                log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, AuditSummary]:
     """The scored sentence table and the summary of an audit folder; ``AuditOutputError`` if either is missing or
     unreadable (bad rows of sentences.parquet: see :meth:`AuditFolder.read_sentences`)."""
-    return folder.read_sentences(strict, log), folder.read_summary()
+    return folder.read_sentences(strict, log), folder.read_summary(complete=True)
 
 
 def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:

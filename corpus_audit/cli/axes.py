@@ -73,7 +73,7 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
     if json_path:
         import json
 
-        from corpus_audit.atomic import write_text_atomic
+        from corpus_audit.common.atomic import write_text_atomic
 
         write_text_atomic(json_path, json.dumps(report, indent=2))
         click.echo(f"wrote {json_path}")

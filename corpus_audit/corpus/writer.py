@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -15,9 +15,7 @@ from tqdm import tqdm
 
 from corpus_audit.common.atomic import atomic_path, write_text_atomic
 from corpus_audit.corpus.documents import ReadStats
-
-if TYPE_CHECKING:
-    from corpus_audit.corpus.filter import FilterSummary, KeptSentence
+from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 
 BATCH_ROWS = 5_000
 

@@ -11,42 +11,16 @@ so the default install needs no Ray and the local engine pays nothing for it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.common.errors import UserError
-from corpus_audit.corpus.filter import CorpusSpec, FilterSummary, lexicon_info, run_filter
+from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
+from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
 from corpus_audit.corpus.segment import Segmenter
+from corpus_audit.engines.options import ENGINES, RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.score.scorer import LocalScorer, ModelSpec, Scorer
 
-ENGINES = ("local", "ray")
-RAY_INSTALL_HINT = "pip install 'corpus-audit[ray]'"
-
-
-class EngineError(UserError, RuntimeError):
-    """The engine cannot run as asked (Ray missing, unreachable, or a request it cannot serve)."""
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    """``name``: ``local`` or ``ray``. ``address``: a Ray cluster to connect to (``auto``, ``HOST:PORT`` or
-    ``ray://HOST:PORT``); None starts Ray inside this process. ``concurrency``: Ray workers per stage (filter
-    actors, embedding actors); None: one per CPU of the cluster for the filter, and one per GPU (``--device
-    cuda``) or per CPU for embedding."""
-
-    name: str = "local"
-    address: str | None = None
-    concurrency: int | None = None
-
-    def __post_init__(self) -> None:
-        if self.name not in ENGINES:
-            raise EngineError(f"unknown engine {self.name!r}: use {' or '.join(ENGINES)}")
-
-    @property
-    def is_ray(self) -> bool:
-        return self.name == "ray"
-
+__all__ = ["ENGINES", "RAY_INSTALL_HINT", "EngineError", "EngineOptions", "filter_corpus", "make_scorer"]
 
 def make_scorer(model: ModelSpec, engine: EngineOptions | None = None) -> Scorer:
     """The scorer of ``engine``: in this process, or Ray actors that each load ``model`` once (one GPU each when

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from corpus_audit.corpus.documents import ReaderOptions
-from corpus_audit.corpus.filter import FilterSummary, KeptSentence, filter_unit, init_filter_worker, merge_filtered
+from corpus_audit.corpus.filter import filter_unit, init_filter_worker, merge_filtered
+from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
 from corpus_audit.corpus.readers import LineBatch
 from corpus_audit.corpus.segment import Segmenter

@@ -11,7 +11,7 @@ in input order, so the outputs are those of the local engine:
 - **embedding**: chunks of sentences go to a pool of actors that each load the model and axes once (one
   GPU per actor with ``--device cuda``) and return :func:`~corpus_audit.score.scorer.score_texts` of each chunk.
 
-Importing this module without Ray installed raises :class:`~corpus_audit.engines.EngineError` naming the
+Importing this module without Ray installed raises :class:`~corpus_audit.engines.options.EngineError` naming the
 extra to install; nothing else in the package imports it unless ``--engine ray`` is asked for.
 """
 
@@ -30,13 +30,13 @@ from typing import Any
 import numpy as np
 
 from corpus_audit.corpus.documents import ReadStats
-from corpus_audit.corpus.filter import (CorpusSpec, FilterSummary, KeptSentence, filter_unit, init_filter_worker,
-                                        merge_filtered)
+from corpus_audit.corpus.filter import CorpusSpec, filter_unit, init_filter_worker, merge_filtered
+from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
 from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, iter_line_batches, split_format
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
-from corpus_audit.engines import RAY_INSTALL_HINT, EngineError, EngineOptions
+from corpus_audit.engines.options import RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, Scorer, score_texts
 
 try:

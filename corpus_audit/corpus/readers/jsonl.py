@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import BinaryIO
 
 from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats
-from corpus_audit.corpus.readers.records import (TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, orjson,
-                                                 too_deep)
+from corpus_audit.corpus.readers import records
+from corpus_audit.corpus.readers.records import TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, too_deep
 from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, numbered_lines, open_binary, skipper,
                                                  split_format)
 
@@ -24,7 +24,7 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
 
 def read_lines(path: str, lines: Iterator[tuple[int, bytes]], convert: RecordConverter) -> Iterator[Document]:
     stats, strict = convert.stats, convert.options.strict
-    fast = orjson is not None
+    fast = records.orjson is not None  # looked up here: the tests switch it off
     for number, raw in lines:
         if not raw.strip():
             continue

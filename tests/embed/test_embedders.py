@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus_audit.embed import Embedder, EmbedderError, SentenceTransformerEmbedder, check_model, load_embedder
+from corpus_audit.embed import Embedder, EmbedderError, check_model, load_embedder
+from corpus_audit.embed.sbert import SentenceTransformerEmbedder
 
 
 class LengthEmbedder(Embedder):

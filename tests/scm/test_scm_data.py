@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from corpus_audit.scm.evaluate import accuracy_by_test, adjective_folds, correct_predictions
-from corpus_audit.scm.lexicon import LexiconError, SeedAdjective, load_seed_lexicon
+from corpus_audit.common.errors import LexiconError
+from corpus_audit.scm.lexicon import SeedAdjective, load_seed_lexicon
 from corpus_audit.scm.recipes import RECIPES, training_adjectives, training_sentences
 from corpus_audit.scm.inflect import Forms
 from corpus_audit.scm.templates import (Subject, Template, TemplateError, TemplateSet, load_template_set,

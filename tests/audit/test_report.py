@@ -14,14 +14,17 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit.analysis import analyse, load_bias_map, quadrant_of
-from corpus_audit.audit.pipeline import write_figures
+from corpus_audit.audit.analysis import analyse
+from corpus_audit.audit.figures import write_figures
+from corpus_audit.audit.folder import FIGURES, AuditFolder
+from corpus_audit.stigma.bias_map import load_bias_map
+from corpus_audit.stigma.quadrants import quadrant_of
 from corpus_audit.cli import main
-from corpus_audit.audit.report import FIGURES, measured_validity, quadrant_examples, write_report
+from corpus_audit.audit.report import measured_validity, quadrant_examples, write_report
 
 SCRIPT = "<script>alert('x')</script>"
 CHROMIUM = Path("/usr/bin/chromium")
-CHECK_SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "check_report.py"
+CHECK_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "check_report.py"
 
 
 def _sentences() -> pd.DataFrame:
@@ -58,8 +61,9 @@ def audit_dir(tmp_path_factory) -> Path:
         "analysis": result.to_dict(),
     }
     (outdir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    write_figures(sentences, result, outdir)
-    write_report(outdir)
+    result.bias_map.to_csv(outdir / "aq27.csv", index=False)
+    write_figures(sentences, result, AuditFolder(outdir))
+    write_report(AuditFolder(outdir))
     return outdir
 
 

@@ -11,7 +11,9 @@ import pytest
 from scipy import stats
 
 from corpus_audit.audit import analysis as A
-from corpus_audit.audit.analysis import BiasDimension, BiasMapError
+from corpus_audit.stigma import stats as S
+from corpus_audit.stigma.bias_map import BiasDimension, BiasMapError, load_bias_map
+from corpus_audit.stigma.quadrants import QUADRANTS, quadrant_of
 
 
 def six_points() -> pd.DataFrame:
@@ -39,7 +41,7 @@ def synthetic(n_mental: int, n_physical: int, seed: int = 0, shift: float = 0.3)
 
 
 def test_bundled_bias_map_has_the_nine_dimensions_and_their_regions():
-    dims = {d.dimension: d for d in A.load_bias_map()}
+    dims = {d.dimension: d for d in load_bias_map()}
     assert sorted(dims) == ["Anger", "Avoidance", "Blame", "Coercion", "Dangerousness", "Fear", "Help", "Pity",
                             "Segregation"]
     assert (dims["Pity"].warmth, dims["Pity"].competence) == ("high", "low")
@@ -61,7 +63,7 @@ def test_bias_map_errors_name_file_and_line(tmp_path, body, expected):
     path = tmp_path / "my_map.csv"
     path.write_text(body)
     with pytest.raises(BiasMapError, match=expected) as info:
-        A.load_bias_map(path)
+        load_bias_map(path)
     assert str(path) in str(info.value)
 
 
@@ -69,26 +71,26 @@ def test_bias_map_errors_name_file_and_line(tmp_path, body, expected):
 
 
 def test_quadrant_of_zero_counts_as_high_and_nan_gives_none():
-    assert A.quadrant_of(0.0, 0.0) == "warm-competent"
-    assert A.quadrant_of(-0.1, 0.0) == "cold-competent"
-    assert A.quadrant_of(0.0, -1e-9) == "warm-incompetent"
-    labels = A.quadrant_of(np.array([0.3, -0.3, np.nan]), np.array([-0.2, -0.2, 0.5]))
+    assert quadrant_of(0.0, 0.0) == "warm-competent"
+    assert quadrant_of(-0.1, 0.0) == "cold-competent"
+    assert quadrant_of(0.0, -1e-9) == "warm-incompetent"
+    labels = quadrant_of(np.array([0.3, -0.3, np.nan]), np.array([-0.2, -0.2, 0.5]))
     assert labels.tolist() == ["warm-incompetent", "cold-incompetent", None]
 
 
 def test_quadrant_shares_by_type_on_six_points():
     table = A.quadrant_shares(six_points(), by="illness_type").set_index("group")
     assert table.loc["mental", "n"] == 4 and table.loc["physical", "n"] == 3  # "both" counted in each
-    assert table.loc["mental", list(A.QUADRANTS)].tolist() == pytest.approx([0.5, 0.0, 0.25, 0.25])
-    assert table.loc["physical", list(A.QUADRANTS)].tolist() == pytest.approx([0.0, 1 / 3, 0.0, 2 / 3])
+    assert table.loc["mental", list(QUADRANTS)].tolist() == pytest.approx([0.5, 0.0, 0.25, 0.25])
+    assert table.loc["physical", list(QUADRANTS)].tolist() == pytest.approx([0.0, 1 / 3, 0.0, 2 / 3])
     assert "only 4 sentences" in table.loc["mental", "warning"]
 
 
 def test_quadrant_shares_by_illness_explodes_lists():
     table = A.quadrant_shares(six_points(), by="illnesses").set_index("group")
     assert table["n"].to_dict() == {"depression": 3, "asthma": 3, "anxiety": 1}
-    assert table.loc["depression", list(A.QUADRANTS)].tolist() == pytest.approx([2 / 3, 0, 0, 1 / 3])
-    assert table.loc["asthma", list(A.QUADRANTS)].tolist() == pytest.approx([0, 1 / 3, 0, 2 / 3])
+    assert table.loc["depression", list(QUADRANTS)].tolist() == pytest.approx([2 / 3, 0, 0, 1 / 3])
+    assert table.loc["asthma", list(QUADRANTS)].tolist() == pytest.approx([0, 1 / 3, 0, 2 / 3])
     assert table.loc["anxiety", "cold-competent"] == 1.0
 
 
@@ -105,16 +107,16 @@ def test_quadrant_shares_rejects_unknown_grouping_and_missing_columns():
 def test_rank_biserial_by_hand():
     # a = [1, 2, 3], b = [2, 4, 5]: pairs with a > b: (3, 2) = 1, ties: (2, 2) = 0.5 -> U = 1.5;
     # r = 1 - 2 * 1.5 / 9 = 2/3 = P(a < b) - P(a > b) = (7 - 1) / 9.
-    result = A.compare_groups([1, 2, 3], [2, 4, 5])
+    result = S.compare_groups([1, 2, 3], [2, 4, 5])
     assert result.mann_whitney_u == pytest.approx(1.5)
     assert result.rank_biserial == pytest.approx(2 / 3)
-    assert A.compare_groups([2, 4, 5], [1, 2, 3]).rank_biserial == pytest.approx(-2 / 3)
+    assert S.compare_groups([2, 4, 5], [1, 2, 3]).rank_biserial == pytest.approx(-2 / 3)
 
 
 def test_compare_groups_matches_scipy():
     rng = np.random.default_rng(3)
     a, b = rng.normal(0, 1, 80), rng.normal(0.4, 1.5, 120)
-    result = A.compare_groups(np.append(a, np.nan), b)  # the NaN is dropped
+    result = S.compare_groups(np.append(a, np.nan), b)  # the NaN is dropped
     u = stats.mannwhitneyu(a, b, alternative="two-sided")
     ks = stats.ks_2samp(a, b)
     assert (result.n_a, result.n_b) == (80, 120)
@@ -130,24 +132,24 @@ def test_compare_groups_matches_scipy():
 def test_bootstrap_ci_contains_true_mean_difference_and_is_seeded():
     rng = np.random.default_rng(11)
     a, b = rng.normal(0.3, 1.0, 4000), rng.normal(0.1, 1.0, 4000)
-    result = A.compare_groups(a, b, seed=5)
+    result = S.compare_groups(a, b, seed=5)
     low, high = result.mean_difference_ci
     assert low < 0.2 < high
     assert low < result.mean_difference < high
     assert high - low < 0.15  # about 2 * 1.96 * sqrt(2 / 4000) = 0.088
-    assert A.compare_groups(a, b, seed=5).mean_difference_ci == result.mean_difference_ci
+    assert S.compare_groups(a, b, seed=5).mean_difference_ci == result.mean_difference_ci
 
 
 def test_small_and_empty_groups_give_nan_and_warnings():
-    empty = A.compare_groups([], [0.1, 0.2, 0.3])
+    empty = S.compare_groups([], [0.1, 0.2, 0.3])
     assert empty.n_a == 0 and math.isnan(empty.mean_a) and math.isnan(empty.mann_whitney_p)
     assert any("mental: 0 sentence" in w for w in empty.warnings)
-    single = A.compare_groups([0.5], [0.1, 0.2])
+    single = S.compare_groups([0.5], [0.1, 0.2])
     assert single.mean_a == 0.5 and math.isnan(single.rank_biserial) and math.isnan(single.mean_difference_ci[0])
-    small = A.compare_groups(np.linspace(-1, 1, 10), np.linspace(-1, 1, 40))
+    small = S.compare_groups(np.linspace(-1, 1, 10), np.linspace(-1, 1, 40))
     assert not math.isnan(small.mann_whitney_p)
     assert small.warnings == ["mental: only 10 sentences (< 30); statistics are unreliable"]
-    energy = A.two_sample_2d(np.zeros((1, 2)), np.ones((5, 2)))
+    energy = S.two_sample_2d(np.zeros((1, 2)), np.ones((5, 2)))
     assert math.isnan(energy.statistic) and math.isnan(energy.p_value) and energy.warnings
 
 
@@ -157,7 +159,7 @@ def test_small_and_empty_groups_give_nan_and_warnings():
 def test_energy_statistic_equals_scipy_energy_distance_squared_in_1d():
     rng = np.random.default_rng(2)
     u, v = rng.normal(0, 1, 40), rng.normal(0.5, 2, 55)
-    result = A.two_sample_2d(np.c_[u, np.zeros_like(u)], np.c_[v, np.zeros_like(v)], permutations=9)
+    result = S.two_sample_2d(np.c_[u, np.zeros_like(u)], np.c_[v, np.zeros_like(v)], permutations=9)
     # scipy's 1-D energy distance is sqrt(2 E|X-Y| - E|X-X'| - E|Y-Y'|) on the empirical distributions.
     assert result.statistic == pytest.approx(stats.energy_distance(u, v) ** 2)
 
@@ -165,18 +167,18 @@ def test_energy_statistic_equals_scipy_energy_distance_squared_in_1d():
 def test_energy_permutation_test_separates_shifted_from_identical():
     rng = np.random.default_rng(7)
     a = rng.normal(0, 0.3, (150, 2))
-    shifted = A.two_sample_2d(a, rng.normal(0, 0.3, (150, 2)) + [0.3, 0.0], permutations=199, seed=1)
+    shifted = S.two_sample_2d(a, rng.normal(0, 0.3, (150, 2)) + [0.3, 0.0], permutations=199, seed=1)
     assert shifted.p_value == pytest.approx(1 / 200)
-    same = A.two_sample_2d(a, rng.normal(0, 0.3, (150, 2)), permutations=199, seed=1)
+    same = S.two_sample_2d(a, rng.normal(0, 0.3, (150, 2)), permutations=199, seed=1)
     assert same.p_value > 0.05
-    copy = A.two_sample_2d(a, a.copy(), permutations=199, seed=1)
+    copy = S.two_sample_2d(a, a.copy(), permutations=199, seed=1)
     assert copy.statistic == pytest.approx(0.0, abs=1e-12) and copy.p_value == 1.0
     assert round(same.p_value * 200) == pytest.approx(same.p_value * 200)  # (count + 1) / (B + 1)
 
 
 def test_energy_test_subsamples_large_groups():
     rng = np.random.default_rng(0)
-    result = A.two_sample_2d(rng.normal(size=(50, 2)), rng.normal(size=(12, 2)), permutations=19, max_points=20)
+    result = S.two_sample_2d(rng.normal(size=(50, 2)), rng.normal(size=(12, 2)), permutations=19, max_points=20)
     assert (result.n_a, result.n_used_a, result.n_b, result.n_used_b) == (50, 20, 12, 12)
 
 
@@ -185,10 +187,10 @@ def test_energy_test_subsamples_large_groups():
 
 def test_holm_by_hand():
     # sorted 0.01, 0.03, 0.04, 0.2 -> 4*0.01, 3*0.03, max(0.09, 2*0.04), max(0.09, 0.2)
-    assert A.holm([0.01, 0.04, 0.03, 0.2]) == pytest.approx([0.04, 0.09, 0.09, 0.2])
-    adjusted = A.holm([0.01, np.nan, 0.04])  # NaN is not part of the family: m = 2
+    assert S.holm([0.01, 0.04, 0.03, 0.2]) == pytest.approx([0.04, 0.09, 0.09, 0.2])
+    adjusted = S.holm([0.01, np.nan, 0.04])  # NaN is not part of the family: m = 2
     assert adjusted[0] == pytest.approx(0.02) and math.isnan(adjusted[1]) and adjusted[2] == pytest.approx(0.04)
-    assert A.holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
+    assert S.holm([0.5, 0.6]) == pytest.approx([1.0, 1.0])  # capped at 1
 
 
 def test_bias_map_shares_on_six_points():
@@ -208,9 +210,9 @@ def test_bias_map_shares_on_six_points():
     assert (pity.share_mental, pity.share_physical) == pytest.approx((0.0, 1 / 3))
     assert anger.p_value == pytest.approx(stats.fisher_exact([[2, 2], [2, 1]]).pvalue)
     assert pity.p_value == pytest.approx(stats.fisher_exact([[0, 4], [1, 2]]).pvalue)
-    assert table["p_holm"].to_numpy() == pytest.approx(A.holm(table["p_value"].to_numpy()))
+    assert table["p_holm"].to_numpy() == pytest.approx(S.holm(table["p_value"].to_numpy()))
     strict = table["strict_p_value"].dropna()
-    assert len(strict) == 3 and table["strict_p_holm"].dropna().to_numpy() == pytest.approx(A.holm(strict))
+    assert len(strict) == 3 and table["strict_p_holm"].dropna().to_numpy() == pytest.approx(S.holm(strict))
     assert "only 4 sentences" in anger.warning
 
 

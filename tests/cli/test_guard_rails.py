@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit.pipeline import ScoreParts
+from corpus_audit.audit.score_parts import ScoreParts
 from corpus_audit.cli import main
 
-SAMPLE = Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz"
-DRIVER = Path(__file__).parent / "audit_driver.py"
+SAMPLE = Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz"
+DRIVER = Path(__file__).parents[1] / "audit_driver.py"
 COMMANDS = ["filter", "audit", "score"]
 
 
@@ -153,7 +153,7 @@ def test_outdir_in_use_is_locked_and_two_outdirs_run_side_by_side(tiny_st_model,
         for process in processes:
             process.kill()
     assert [process.returncode for process in processes] == [0, 0], outputs
-    monkeypatch.setattr(ScoreParts, "CHUNK", 16)
+    monkeypatch.setattr(ScoreParts, "chunk", 16)
     alone = tmp_path / "alone"
     result = invoke("audit", str(SAMPLE), "--lang", "en", "-o", str(alone), "--model", tiny_st_model, "--axes",
                     tiny_axes, "--workers", "1")

@@ -14,19 +14,22 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit.pipeline import CHECKPOINTS, ScoreParts, model_identity
+from corpus_audit.audit.folder import CHECKPOINTS
+from corpus_audit.audit.score_parts import ScoreParts
+from corpus_audit.embed import model_identity
 from corpus_audit.cli import main
 from corpus_audit.corpus.matcher import default_lexicon_path
 from corpus_audit.score.scorer import LocalScorer
 
-SAMPLE = Path(__file__).parent / "data" / "corpus_reddit_sample_en.jsonl.gz"
-DRIVER = Path(__file__).parent / "audit_driver.py"
+SAMPLE = Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz"
+DRIVER = Path(__file__).parents[1] / "audit_driver.py"
 CHUNK = 16
 
 
@@ -37,7 +40,7 @@ def audit_args(corpus: Path, outdir: Path, model: str, axes: str, *extra: str) -
 
 @pytest.fixture()
 def small_chunks(monkeypatch):
-    monkeypatch.setattr(ScoreParts, "CHUNK", CHUNK)
+    monkeypatch.setattr(ScoreParts, "chunk", CHUNK)
 
 
 def run_audit(corpus: Path, outdir: Path, model: str, axes: str, *extra: str):
@@ -53,7 +56,7 @@ def baseline(tiny_st_model, tiny_axes, tmp_path_factory):
     corpus = folder / "corpus.jsonl.gz"
     shutil.copy2(SAMPLE, corpus)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ScoreParts, "CHUNK", CHUNK)
+        patch.setattr(ScoreParts, "chunk", CHUNK)
         run_audit(corpus, folder / "out", tiny_st_model, tiny_axes)
     sentences = pd.read_parquet(folder / "out" / "sentences.parquet")
     assert len(sentences) > 3 * CHUNK  # several chunks to interrupt
@@ -139,6 +142,19 @@ def test_missing_stage_output_is_recomputed(baseline, tiny_st_model, tiny_axes, 
     same_result(outdir, expected)
 
 
+def test_where_the_work_runs_reruns_nothing(baseline, tiny_st_model, tiny_axes, tmp_path, small_chunks):
+    """--workers, --batch-size, --device and --engine say where the work runs, not what it computes: no stage,
+    the report included, runs again when they change."""
+    corpus, _, expected = baseline
+    outdir = copy_of(baseline, tmp_path)
+    report = (outdir / "report.html").read_bytes()
+    log = run_audit(corpus, outdir, tiny_st_model, tiny_axes, "--workers", "2", "--batch-size", "7").stderr
+    for stage in ("filter", "score", "analysis, figures and report"):
+        assert f"{stage}: up to date, skipped" in log
+    assert (outdir / "report.html").read_bytes() == report
+    same_result(outdir, expected)
+
+
 def test_changed_input_lexicon_or_options_are_named(baseline, tiny_st_model, tiny_axes, tmp_path, small_chunks):
     corpus, _, expected = baseline
     outdir = copy_of(baseline, tmp_path)
@@ -212,14 +228,14 @@ TEXTS = [f"sentence {i} {'e' * (i % 7)}" for i in range(45)]
 
 def scored(folder: Path, logs: list[str], embedder: _CountingEmbedder | None = None, key: str = "key") -> np.ndarray:
     embedder = embedder or _CountingEmbedder()
-    scorer = LocalScorer(lambda: (embedder, _Identity()))
+    scorer = LocalScorer(SimpleNamespace(load=lambda: (embedder, _Identity())))
     return ScoreParts(folder, key, len(TEXTS)).score(TEXTS, scorer, logs.append, False)
 
 
 @pytest.fixture()
 def saved_parts(tmp_path, monkeypatch):
     """Score parts of a run killed after all its chunks were saved (chunks of 10: five parts)."""
-    monkeypatch.setattr(ScoreParts, "CHUNK", 10)
+    monkeypatch.setattr(ScoreParts, "chunk", 10)
     folder = tmp_path / "parts"
     whole = scored(folder, [])
     return folder, whole

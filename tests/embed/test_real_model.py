@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from corpus_audit.embed import DEFAULT_MODELS, load_embedder
+from corpus_audit.embed import load_embedder
+from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.store import SHIPPED_DIR, axes_for, find_axes
 
 pytestmark = pytest.mark.slow
@@ -45,7 +46,7 @@ CONGRUENT = {
 }
 
 
-@pytest.fixture(scope="module", params=sorted(DEFAULT_MODELS))
+@pytest.fixture(scope="module", params=sorted(LANGUAGES))
 def default_model(request):
     lang = request.param
     embedder = load_embedder(None, lang=lang)
@@ -56,7 +57,7 @@ def test_default_axes_ship_with_the_package(default_model):
     lang, embedder, axes = default_model
     found = find_axes(embedder.model_id, lang)
     assert found is not None and found.parent == SHIPPED_DIR
-    assert found.name == f"{lang}-default-{DEFAULT_MODELS[lang]}.npz"
+    assert found.name == f"{lang}-default-{LANGUAGES[lang].default_model}.npz"
     assert axes.metadata_["recipe"]["name"] == "default" and axes.metadata_["lang"] == lang
     assert axes.n_features_in_ == embedder.dimension
 

@@ -15,7 +15,7 @@ from corpus_audit.scm.evaluate import validity_record
 from corpus_audit.scm.recipes import EmbeddingCache
 from corpus_audit.scm.store import SHIPPED_DIR, read_metadata
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class CountingEmbedder(Embedder):

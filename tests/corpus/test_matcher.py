@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from corpus_audit.corpus.matcher import IllnessMatcher, LexiconError, fold, illness_type, load_lexicon
+from corpus_audit.common.errors import LexiconError
+from corpus_audit.corpus.matcher import IllnessMatcher, fold, load_lexicon
+from corpus_audit.stigma.quadrants import illness_type_of
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SEED_MENTAL = {
     "Alzheimer's", "anxiety", "schizophrenia", "bulimia", "dementia", "psychosis", "epilepsy", "OCD",
     "bipolar affective disorder", "depression", "social anxiety", "panic disorder", "separation anxiety disorder",
@@ -102,8 +104,8 @@ def test_match_offsets_and_surface(matchers: dict[str, IllnessMatcher]) -> None:
         ("Alzhéimer", "Alzhéimer", "mental"),
         ("DIABETES", "DIABETES", "physical"),
     ]
-    assert illness_type(matches) == "both"
-    assert illness_type([]) is None
+    assert illness_type_of(m.type for m in matches) == "both"
+    assert illness_type_of([]) is None
 
 
 def test_prefilter_never_drops_a_sentence_that_matches(lang: str, matchers: dict[str, IllnessMatcher]) -> None:

@@ -57,7 +57,7 @@ def test_one_sentence_shortcut_matches_spacy(lang: str) -> None:
     tricky = ["Hi!!!", "...", "?", "Wait... what", "U.S. troops", "etc.", "end.)", "(yes.) no", "e.g. this.", "a.m.",
               "No punctuation at all", "3.5 mg", "Really?!", "Dr. Smith.", "¿Qué?", "«Sí.»", "I have ADD.", "x ! y"]
     assert list(segmenter.sentences("\n".join(tricky))) == _spacy_only(segmenter, "\n".join(tricky))
-    data = Path(__file__).parent / "data"
+    data = Path(__file__).parents[1] / "data"
     samples = {"en": ["corpus_reddit_sample_en.jsonl.gz", "corpus_codiesp_sample_en.jsonl.gz"],
                "es": ["corpus_codiesp_sample_es.jsonl.gz"]}[lang]
     for name in samples:

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpus_audit.corpus.readers import CorpusError, ReaderOptions, ReadStats, expand_paths, iter_documents, read_file
+from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats
+from corpus_audit.corpus.readers import expand_paths, iter_documents, read_file
 
 RECORDS = [{"id": f"d{i}", "text": f"text {i}", "lang": "en"} for i in range(5)]
 
@@ -230,19 +231,19 @@ def _reference_loads(raw: bytes) -> str:
 def _check_fast_loads(raw: bytes) -> bool:
     """Whether orjson decided ``raw``; if it did, its record must be json's, repr for repr (types, float signs,
     key order)."""
-    from corpus_audit.corpus.readers import _UNDECIDED, _loads_fast
+    from corpus_audit.corpus.readers.records import UNDECIDED, loads_fast
 
-    record = _loads_fast(raw)
-    if record is _UNDECIDED:
+    record = loads_fast(raw)
+    if record is UNDECIDED:
         return False
     assert repr(record) == _reference_loads(raw), raw
     return True
 
 
 def test_orjson_fast_path_edge_cases() -> None:
-    from corpus_audit.corpus import readers
+    from corpus_audit.corpus.readers import records
 
-    assert readers.orjson is not None  # the fast path is the one under test
+    assert records.orjson is not None  # the fast path is the one under test
     decided = [raw for raw in JSON_EDGE_CASES if _check_fast_loads(raw)]
     assert b'{"a": 1}' in decided and b'{"a": 1, "a": 2, "b": 3}' in decided
     # Integers beyond 64 bits (orjson: floats), floats, NaN, lone surrogates, BOM, bad UTF-8: json decides.
@@ -286,7 +287,7 @@ def test_orjson_fast_path_random_bytes() -> None:
 
 
 def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from corpus_audit.corpus import readers
+    from corpus_audit.corpus.readers import records
 
     path = tmp_path / "mixed.jsonl"
     good = [{"id": 1, "text": "caf\u00e9 \u00e9t\u00e9", "n": 18446744073709551616}, {"id": "f", "text": "x", "score": -0.0},
@@ -303,7 +304,7 @@ def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monk
         return [(d.id, d.text, repr(d.meta), d.line) for d in docs], stats.to_dict()
 
     fast = snapshot()
-    monkeypatch.setattr(readers, "orjson", None)
+    monkeypatch.setattr(records, "orjson", None)
     assert snapshot() == fast
     assert [doc[0] for doc in fast[0]] == ["1", "f", f"{path}:3", "s", "18446744073709551617", "dup", "nan"]
     assert fast[1]["records_skipped"] == 6  # BOM, Latin-1, control character, trailing comma, list, no text

@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from corpus_audit.audit.analysis import analyse, quadrant_of
+from corpus_audit.audit.analysis import analyse
+from corpus_audit.stigma.quadrants import quadrant_of
 from corpus_audit.cli import main
 
 MODEL = "sentence-transformers:test-model@0"

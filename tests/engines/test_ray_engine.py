@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.engines import EngineError, EngineOptions
-from corpus_audit.corpus.filter import CorpusSpec, filter_corpus
-from corpus_audit.corpus.readers import CorpusError, ReaderOptions
-from test_filter_parallel import write_tricky
+from corpus_audit.corpus.documents import CorpusError, ReaderOptions
+from corpus_audit.corpus.filter import CorpusSpec
+from corpus_audit.engines import EngineError, EngineOptions, filter_corpus
+from test_local_engine import write_tricky
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 REDDIT = str(DATA / "corpus_reddit_sample_en.jsonl.gz")
 RAY = EngineOptions("ray", concurrency=2)
 VOLATILE = ("seconds", "megabytes_per_second", "output", "engine", "ray_workers")

@@ -141,14 +141,17 @@ def test_records_with_disagreeing_fields_are_all_written(tmp_path, tiny_st_model
 @pytest.mark.parametrize("how", ["default", "--model"])
 def test_spanish_train_score_and_audit_use_the_spanish_default_or_the_given_model(tmp_path, tiny_st_model, how,
                                                                                   monkeypatch):
-    """``--lang es`` without ``--model`` loads DEFAULT_MODELS["es"] (here swapped for the tiny model), and any
+    """``--lang es`` without ``--model`` loads the Spanish default model (here swapped for the tiny model), and any
     sentence-transformers model works through ``--model``; the axes are trained on the Spanish templates."""
     from pathlib import Path
 
-    from corpus_audit.embed import DEFAULT_MODELS, NAMED_MODELS, SentenceTransformerEmbedder
+    from corpus_audit.embed import NAMED_MODELS, NamedModel
+    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+    from corpus_audit.languages import LANGUAGES
 
-    monkeypatch.setitem(NAMED_MODELS, DEFAULT_MODELS["es"], lambda device, batch_size: SentenceTransformerEmbedder(
-        "tiny-default-es", path=tiny_st_model, device=device, batch_size=batch_size))
+    default = LANGUAGES["es"].default_model
+    monkeypatch.setitem(NAMED_MODELS, default, NamedModel(lambda device, batch_size: SentenceTransformerEmbedder(
+        "tiny-default-es", path=tiny_st_model, device=device, batch_size=batch_size), NAMED_MODELS[default].package))
     model = ["--model", tiny_st_model] if how == "--model" else []
     expected_id = f"sentence-transformers:{tiny_st_model if model else 'tiny-default-es'}@"
     axes_path = tmp_path / "es.npz"
@@ -166,7 +169,7 @@ def test_spanish_train_score_and_audit_use_the_spanish_default_or_the_given_mode
     if model:
         return  # the audit's --model path is the English tests'; here the default choice is the point
 
-    corpus = Path(__file__).parent / "data" / "corpus_codiesp_sample_es.jsonl.gz"
+    corpus = Path(__file__).parents[1] / "data" / "corpus_codiesp_sample_es.jsonl.gz"
     outdir = tmp_path / "audit"
     result = run("audit", str(corpus), "--lang", "es", "-o", str(outdir), "--axes", str(axes_path), "--workers", "1")
     assert result.exit_code == 0, result.output

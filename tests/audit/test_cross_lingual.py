@@ -1,4 +1,5 @@
-"""scripts/cross_lingual.py on two small audit folders whose relation is known."""
+"""The cross-lingual analysis (corpus_audit.audit.cross_lingual) and its script, on two small audit folders whose
+relation is known."""
 
 from __future__ import annotations
 
@@ -10,13 +11,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "cross_lingual.py"
+from corpus_audit.audit import cross_lingual
+from corpus_audit.stigma.quadrants import quadrant_of
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "cross_lingual.py"
 DIMENSIONS = ["anger", "help", "pity"]
 
 
 @pytest.fixture(scope="module")
-def cross_lingual():
-    spec = importlib.util.spec_from_file_location("cross_lingual", SCRIPT)
+def script():
+    spec = importlib.util.spec_from_file_location("cross_lingual_script", SCRIPT)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -24,14 +28,18 @@ def cross_lingual():
 
 def write_audit(folder: Path, sentences: pd.DataFrame, aq27: list[float], model: str = "toy:m@1") -> Path:
     folder.mkdir()
+    n = len(sentences)
+    sentences = sentences.assign(sentence_index=0, sentence=[f"s{i}" for i in range(n)], illnesses=[["x"]] * n,
+                                 quadrant=quadrant_of(sentences["warmth"].to_numpy(), sentences["competence"].to_numpy()))
     sentences.to_parquet(folder / "sentences.parquet")
     comparisons = {score: {"mean_difference": 0.1, "mean_difference_ci": [0.0, 0.2], "rank_biserial": 0.05,
                            "mann_whitney_p": 0.3} for score in ("warmth", "competence")}
-    summary = {"score": {"model_id": model},
+    summary = {"options": {}, "filter": {}, "score": {"model_id": model},
                "analysis": {"n_by_type": sentences["illness_type"].value_counts().to_dict(),
                             "comparisons": comparisons}}
     (folder / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
-    pd.DataFrame({"dimension": DIMENSIONS, "difference": aq27}).to_csv(folder / "aq27.csv", index=False)
+    pd.DataFrame({"dimension": DIMENSIONS, "warmth": "low", "competence": "any", "share_mental": 0.5,
+                  "share_physical": 0.5, "difference": aq27}).to_csv(folder / "aq27.csv", index=False)
     return folder
 
 
@@ -56,7 +64,7 @@ def audits(tmp_path):
             write_audit(tmp_path / "en", english, [0.2, -0.4, 0.6], model="toy:other@2"), spanish)
 
 
-def test_document_correlations_and_group_membership(cross_lingual, audits):
+def test_document_correlations_and_group_membership(audits):
     es, en, spanish = audits
     report = cross_lingual.compare(es, [en])
     entry = report["b"][0]
@@ -72,7 +80,7 @@ def test_document_correlations_and_group_membership(cross_lingual, audits):
     assert report["a"]["model_id"] == "toy:m@1" and entry["audit"]["model_id"] == "toy:other@2"
 
 
-def test_spread_and_high_warmth_share(cross_lingual, audits):
+def test_spread_and_high_warmth_share(audits):
     es, _, spanish = audits
     spread = cross_lingual.compare(es, [es])["a"]["spread"]
     physical = spanish[spanish["illness_type"].isin(["physical", "both"])]
@@ -81,11 +89,11 @@ def test_spread_and_high_warmth_share(cross_lingual, audits):
     assert spread["physical"]["high_warmth_share"] == pytest.approx((physical["warmth"] > 0).mean())
 
 
-def test_report_prints_and_writes_json(cross_lingual, audits, tmp_path, monkeypatch, capsys):
+def test_script_prints_and_writes_json(script, audits, tmp_path, monkeypatch, capsys):
     es, en, _ = audits
     out = tmp_path / "report.json"
     monkeypatch.setattr("sys.argv", ["cross_lingual.py", str(es), str(en), str(en), "--json", str(out)])
-    cross_lingual.main()
+    script.main()
     printed = capsys.readouterr().out
     assert "B2 = " in printed and "warmth mental - physical" in printed
     saved = json.loads(out.read_text(encoding="utf-8"))

@@ -33,7 +33,9 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_audit.corpus.readers import (MAX_JSON_DEPTH, CorpusError, Document, ReaderOptions, ReadStats, iter_line_batches,
+from corpus_audit.corpus.documents import CorpusError, Document, ReaderOptions, ReadStats
+from corpus_audit.corpus.readers.records import MAX_JSON_DEPTH
+from corpus_audit.corpus.readers import (iter_line_batches,
                                   read_file, read_line_batch)
 
 BOM = b"\xef\xbb\xbf"

@@ -13,13 +13,16 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.corpus.filter import FilterSummary, iter_kept_sentences, iter_kept_sentences_parallel
+from corpus_audit.corpus.filter import iter_kept_sentences
+from corpus_audit.corpus.kept import FilterSummary
+from corpus_audit.engines.local import iter_kept_sentences_parallel
 from corpus_audit.corpus.matcher import IllnessMatcher
-from corpus_audit.corpus.readers import (CorpusError, ReaderOptions, ReadStats, iter_documents, iter_line_batches,
+from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats
+from corpus_audit.corpus.readers import (iter_documents, iter_line_batches,
                                   line_batch_files, read_line_batch)
 from corpus_audit.corpus.segment import Segmenter
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 SAMPLES = ["corpus_reddit_sample_en.jsonl.gz", "corpus_codiesp_sample_en.jsonl.gz", "corpus_codiesp_sample_es.jsonl.gz"]
 
 

@@ -11,6 +11,7 @@ import pytest
 from matplotlib.colors import to_rgba
 
 from corpus_audit.audit import analysis
+from corpus_audit.stigma.quadrants import QUADRANTS
 from corpus_audit.audit import figures as plots
 
 MENTAL = ["depression", "schizophrenia", "anxiety", "bipolar disorder", "anorexia", "ocd", "ptsd"]
@@ -174,7 +175,7 @@ def test_quadrant_shares_figure_bars_match_analysis():
     fig = plots.quadrant_shares_figure(shares)
     ax = fig.axes[0]
     heights = [patch.get_height() for patch in ax.patches]
-    expected = [shares.loc[i, q] for i in range(2) for q in analysis.QUADRANTS]
+    expected = [shares.loc[i, q] for i in range(2) for q in QUADRANTS]
     assert heights == pytest.approx(expected)
     assert {to_rgba(p.get_facecolor())[:3] for p in ax.patches} == {to_rgba("tab:red")[:3], to_rgba("tab:blue")[:3]}
     legend = " ".join(_legend_texts(ax))

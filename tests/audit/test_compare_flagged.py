@@ -12,9 +12,13 @@ from click.testing import CliRunner
 from scipy import stats
 
 from corpus_audit import cli
-from corpus_audit.audit.analysis import QUADRANTS, bias_map_scores, compare_groups, quadrant_of, two_sample_2d
-from corpus_audit.audit.compare import AuditOutputError, ModelMismatchError, compare_audits, format_comparison
-from corpus_audit.audit.flagged import UnknownDimensionError, export_flagged, flagged_sentences
+from corpus_audit.audit.analysis import bias_map_scores
+from corpus_audit.audit.compare import ModelMismatchError, compare_audits, format_comparison
+from corpus_audit.audit.flagged import export_flagged, flagged_sentences
+from corpus_audit.audit.folder import AuditOutputError
+from corpus_audit.stigma.bias_map import UnknownDimensionError
+from corpus_audit.stigma.quadrants import QUADRANTS, quadrant_of
+from corpus_audit.stigma.stats import compare_groups, two_sample_2d
 
 MODEL = "sentence-transformers:test-model@0"
 
@@ -180,4 +184,20 @@ def test_cli_compare_and_export(audits, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "valid: Anger" in result.output
     result = runner.invoke(cli.main, ["export-flagged", str(dir_a), "--quadrant", "warm", "-o", str(target)])
     assert result.exit_code == 2
-    assert cli._QUADRANT_CHOICES == QUADRANTS
+
+
+def test_export_flagged_reads_the_audits_own_bias_map(tmp_path):
+    """An audit run with its own BIAS map (here Pity moved to cold and competent) is exported with that map, as its
+    aq27.csv records it, not with the bundled one."""
+    outdir = tmp_path / "audit"
+    outdir.mkdir()
+    warmth = np.array([0.5, 0.5, -0.5, -0.5])
+    competence = np.array([0.5, -0.5, 0.5, -0.5])
+    pd.DataFrame({"doc_id": list("abcd"), "sentence_index": 0, "sentence": list("wxyz"), "illnesses": [["flu"]] * 4,
+                  "illness_type": "physical", "warmth": warmth, "competence": competence,
+                  "quadrant": quadrant_of(warmth, competence)}).to_parquet(outdir / "sentences.parquet")
+    pd.DataFrame({"dimension": ["Pity"], "warmth": ["low"], "competence": ["high"], "share_mental": [0.0],
+                  "share_physical": [0.25]}).to_csv(outdir / "aq27.csv", index=False)
+    assert flagged_sentences(outdir, dimension="pity")["doc_id"].tolist() == ["c"]
+    with pytest.raises(UnknownDimensionError, match="valid: Pity$"):
+        flagged_sentences(outdir, dimension="Fear")

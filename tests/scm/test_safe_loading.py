@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from corpus_audit.scm.axes import AxesFileError, SCMAxes
 from corpus_audit.scm.store import read_metadata
 
-PACKAGE = Path(__file__).resolve().parent.parent / "corpus_audit"
+PACKAGE = Path(__file__).resolve().parents[2] / "corpus_audit"
 # Modules whose loaders execute code from the data (pickle and its relatives).
 UNSAFE_MODULES = {"pickle", "cPickle", "_pickle", "dill", "cloudpickle", "joblib", "marshal", "shelve"}
 UNSAFE_CALLS = {("torch", "load"), ("pd", "read_pickle"), ("pandas", "read_pickle"), ("yaml", "load"),

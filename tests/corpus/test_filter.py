@@ -11,12 +11,14 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.cli import main
-from corpus_audit.corpus.filter import FilterSummary, iter_kept_sentences
+from corpus_audit.corpus.filter import iter_kept_sentences
+from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher
-from corpus_audit.corpus.readers import ReaderOptions, iter_documents
+from corpus_audit.corpus.documents import ReaderOptions
+from corpus_audit.corpus.readers import iter_documents
 from corpus_audit.corpus.segment import Segmenter
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def run(*args: str) -> tuple[int, str]:
@@ -41,8 +43,9 @@ def test_filter_writes_rows_and_summary(tmp_path: Path) -> None:
     rows = pq.read_table(out).to_pylist()
     assert rows == [
         {"doc_id": "a", "sentence_index": 1, "sentence": "I have depression and asthma.", "terms": ["depression", "asthma"],
-         "illnesses": ["asthma", "depression"], "illness_type": "both", "sub": "x", "source": str(corpus)},
-        {"doc_id": "b", "sentence_index": 1, "sentence": "My flu is gone.", "terms": ["flu"],
+         "term_offsets": [[7, 17], [22, 28]], "illnesses": ["asthma", "depression"], "illness_type": "both", "sub": "x",
+         "source": str(corpus)},
+        {"doc_id": "b", "sentence_index": 1, "sentence": "My flu is gone.", "terms": ["flu"], "term_offsets": [[3, 6]],
          "illnesses": ["flu"], "illness_type": "physical", "sub": "y", "source": str(corpus)},
     ]
     summary = json.loads((tmp_path / "out" / "kept.summary.json").read_text())
@@ -153,13 +156,13 @@ def test_stdin_and_txt_line_docs(tmp_path: Path) -> None:
 def _filter_rows(files: list[str], lang: str, fast: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[list, dict]:
     """Rows and summary of the sequential pipeline, with the fast paths (orjson, the Rust pre-filter, word-level
     tokenizing, the ASCII one-sentence check) on, or all off."""
-    from corpus_audit.corpus import readers
+    from corpus_audit.corpus.readers import records
 
     with monkeypatch.context() as patch:
         matcher = IllnessMatcher.for_language(lang)
         segmenter = Segmenter(lang)
         if not fast:
-            patch.setattr(readers, "orjson", None)
+            patch.setattr(records, "orjson", None)
             matcher._fast_prefilter = None
             patch.setattr(Segmenter, "_sentence_starts", Segmenter._sentence_starts_of_doc)
             patch.setattr(Segmenter, "_is_one_sentence", lambda self, line: not self._one_sentence.search(line.rstrip(".!?")))

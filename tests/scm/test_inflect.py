@@ -13,7 +13,7 @@ from corpus_audit.scm import inflect as inflect_module
 from corpus_audit.scm.inflect import (BackendUnavailableError, Forms, FormsTableError, forms_for, inflect,
                                       read_forms_table, write_forms_table)
 
-GOLD = Path(__file__).parent / "data" / "es_inflection_gold.csv"
+GOLD = Path(__file__).parents[1] / "data" / "es_inflection_gold.csv"
 HEADER = "lemma,ms,fs,mp,fp,source\n"
 
 

@@ -1,0 +1,97 @@
+"""What the filter keeps (:class:`KeptSentence`, one Parquet row each) and what it counts (:class:`FilterSummary`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from corpus_audit.corpus.documents import ReadStats
+from corpus_audit.stigma.quadrants import ILLNESS_TYPES
+
+BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type")
+
+
+@dataclass(slots=True)
+class KeptSentence:
+    """A sentence that mentions at least one illness. ``term_offsets``: [start, end) of each of ``terms`` in
+    ``sentence``, where the matcher found it (masking replaces exactly those spans)."""
+
+    doc_id: str
+    sentence_index: int
+    sentence: str
+    terms: list[str]
+    term_offsets: list[list[int]]
+    illnesses: list[str]
+    illness_type: str
+    fields: dict[str, Any]
+
+    def to_row(self) -> dict[str, Any]:
+        row = {name: getattr(self, name) for name in BASE_COLUMNS}
+        row.update(self.fields)
+        return row
+
+
+@dataclass
+class FilterSummary:
+    """Counts for one run; ``reading`` is filled by the readers as documents stream past."""
+
+    lang: str
+    reading: ReadStats = field(default_factory=ReadStats)
+    documents_processed: int = 0
+    documents_with_candidates: int = 0
+    documents_matched: int = 0
+    sentences_segmented: int = 0
+    sentences_kept: int = 0
+    sentences_by_type: Counter = field(default_factory=Counter)
+    sentences_by_illness: Counter = field(default_factory=Counter)
+    mentions_by_illness: Counter = field(default_factory=Counter)
+    terms: Counter = field(default_factory=Counter)
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        reading = self.reading.to_dict()
+        return {
+            "lang": self.lang,
+            **reading,
+            "documents_processed": self.documents_processed,
+            "documents_with_candidates": self.documents_with_candidates,
+            "documents_matched": self.documents_matched,
+            "sentences_segmented": self.sentences_segmented,
+            "sentences_kept": self.sentences_kept,
+            "sentences_by_type": {k: self.sentences_by_type.get(k, 0) for k in ILLNESS_TYPES},
+            "sentences_by_illness": dict(self.sentences_by_illness.most_common()),
+            "mentions_by_illness": dict(self.mentions_by_illness.most_common()),
+            "top_terms": dict(self.terms.most_common(50)),
+            "seconds": round(self.seconds, 3),
+            "megabytes_per_second": round(reading["bytes_read"] / 1e6 / self.seconds, 3) if self.seconds else None,
+            **self.extra,
+        }
+
+    def merge(self, other: FilterSummary) -> None:
+        """Add the counts of ``other`` (the documents that follow those counted here)."""
+        self.reading.merge(other.reading)
+        self.documents_processed += other.documents_processed
+        self.documents_with_candidates += other.documents_with_candidates
+        self.documents_matched += other.documents_matched
+        self.sentences_segmented += other.sentences_segmented
+        self.sentences_kept += other.sentences_kept
+        for name in ("sentences_by_type", "sentences_by_illness", "mentions_by_illness", "terms"):
+            getattr(self, name).update(getattr(other, name))
+
+    def format_text(self) -> str:
+        """Human-readable summary for the terminal."""
+        data = self.to_dict()
+        lines = [
+            f"documents read: {data['documents_read']} ({data['bytes_read'] / 1e6:.1f} MB from {data['files']} source(s)),"
+            f" processed: {data['documents_processed']}, matched: {data['documents_matched']}",
+            f"sentences kept: {data['sentences_kept']} (mental {data['sentences_by_type']['mental']},"
+            f" physical {data['sentences_by_type']['physical']}, both {data['sentences_by_type']['both']})",
+        ]
+        if data["sentences_by_illness"]:
+            lines.append("sentences per illness: " + ", ".join(f"{k} {v}" for k, v in data["sentences_by_illness"].items()))
+        lines.append(f"records skipped: {data['records_skipped']}")
+        lines.extend(f"  {reason}: {count}" for reason, count in data["skipped_by_reason"].items())
+        lines.append(f"time: {data['seconds']} s")
+        return "\n".join(lines)
