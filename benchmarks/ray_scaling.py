@@ -36,10 +36,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import ray
 
-from corpus_audit.audit.pipeline import MASKS, mask_mentions
-from corpus_audit.engines import EngineOptions
-from corpus_audit.corpus.filter import CorpusSpec, filter_corpus
+from corpus_audit.corpus.filter import CorpusSpec
+from corpus_audit.corpus.select import mask_mentions
+from corpus_audit.engines import EngineOptions, filter_corpus
 from corpus_audit.engines.ray import RayScorer, connect
+from corpus_audit.languages import LANGUAGES
+from corpus_audit.score.scorer import ModelSpec
 
 DEFAULT_SOURCE = Path(__file__).resolve().parents[1] / "tests" / "data" / "corpus_reddit_sample_en.jsonl.gz"
 
@@ -154,20 +156,13 @@ def bench_filter(corpus: Path, folder: Path, lang: str, repeats: int, engines: t
 
 
 def bench_embedding(filtered: Path, lang: str, model: str | None, sentences: int, chunk: int, device: str) -> None:
-    from corpus_audit.embed import load_embedder
-    from corpus_audit.scm.store import axes_for
-
     frame = pq.read_table(filtered).to_pandas().drop_duplicates("sentence").head(sentences)
-    texts = [mask_mentions(s, list(t), MASKS[lang]) for s, t in zip(frame["sentence"], frame["terms"])]
+    texts = [mask_mentions(s, o, LANGUAGES[lang].mask) for s, o in zip(frame["sentence"], frame["term_offsets"])]
     chunks = [texts[start:start + chunk] for start in range(0, len(texts), chunk)]
-
-    def load_model():
-        embedder = load_embedder(model, lang=lang, device=device)
-        return embedder, axes_for(embedder, lang)
 
     for workers in (1, 2):
         print(f"  embedding, {workers} worker(s): {load()}", flush=True)
-        scorer = RayScorer(load_model, EngineOptions("ray", concurrency=workers), use_gpu=device == "cuda")
+        scorer = RayScorer(ModelSpec(lang, model, device), EngineOptions("ray", concurrency=workers))
         with CpuMeter() as startup:  # start-up alone: the actors start and load the model
             list(scorer.score_chunks([texts[:1]] * workers))
         started = time.perf_counter()

@@ -1,6 +1,6 @@
 """Rebuild the shipped default axes and their measured-validity records.
 
-For each language (default: every language of ``DEFAULT_MODELS``), train the default recipe on the
+For each language (default: every language of ``corpus_audit.languages``), train the default recipe on the
 language's default model into ``corpus_audit/axes/<lang>-default-<model>.npz`` and write
 ``<lang>-default-<model>.validity.json`` beside it from that model's evaluation in ``docs/`` (the JSON of
 ``corpus-audit axes evaluate --json``), checked to be of the same model weights and language:
@@ -19,7 +19,8 @@ import json
 from pathlib import Path
 
 from corpus_audit.common.atomic import write_text_atomic
-from corpus_audit.embed import DEFAULT_MODELS, load_embedder
+from corpus_audit.embed import load_embedder
+from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.evaluate import validity_record
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, train_axes
 from corpus_audit.scm.store import SHIPPED_DIR
@@ -42,7 +43,7 @@ def find_evaluation(embedder_id: str, lang: str, folder: Path = DOCS) -> Path:
 
 
 def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | None = None) -> Path:
-    model = DEFAULT_MODELS[lang]
+    model = LANGUAGES[lang].default_model
     embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
     evaluation = evaluation or find_evaluation(embedder.model_id, lang)
     report = json.loads(evaluation.read_text(encoding="utf-8"))
@@ -58,14 +59,14 @@ def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | Non
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lang", choices=sorted(DEFAULT_MODELS), action="append",
+    parser.add_argument("--lang", choices=sorted(LANGUAGES), action="append",
                         help="language to rebuild (repeatable; default: all)")
     parser.add_argument("--evaluation", type=Path, default=None,
                         help="evaluation JSON to take the validity from (default: the one in docs/ for the model)")
     parser.add_argument("--embedding-cache", type=Path, default=None,
                         help="the --embedding-cache file of the evaluation: its sentences are not embedded again")
     args = parser.parse_args()
-    languages = args.lang or sorted(DEFAULT_MODELS)
+    languages = args.lang or sorted(LANGUAGES)
     if (args.evaluation or args.embedding_cache) and len(languages) != 1:
         parser.error("--evaluation and --embedding-cache need exactly one --lang")
     for lang in languages:

@@ -30,7 +30,7 @@ import pandas as pd
 
 def audit_command(corpus: list[str], lang: str, model: str, outdir: Path, chunk: int | None) -> list[str]:
     start = ["-m", "corpus_audit"] if chunk is None else [
-        "-c", f"from corpus_audit import cli; from corpus_audit.audit import pipeline; pipeline.ScoreParts.CHUNK = {chunk}; cli.main()"]
+        "-c", f"from corpus_audit import cli; from corpus_audit.audit.score_parts import ScoreParts; ScoreParts.chunk = {chunk}; cli.main()"]
     return [sys.executable, *start, "audit", *corpus, "--lang", lang, "--model", model, "-o", str(outdir),
             "--no-progress"]
 

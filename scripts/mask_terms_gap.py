@@ -21,7 +21,7 @@ def main() -> None:
         for masked in (False, True):
             outdir = outroot / (Path(corpus).name.split(".")[0] + ("-masked" if masked else ""))
             command = ["corpus-audit", "audit", corpus, "--lang", "en", "-o", str(outdir)]
-            subprocess.run(command + (["--mask-terms"] if masked else []), check=True, capture_output=True)
+            subprocess.run(command + ["--mask-terms" if masked else "--no-mask-terms"], check=True, capture_output=True)
             analysis = json.loads((outdir / "summary.json").read_text())["analysis"]
             cells = []
             for score in ("warmth", "competence"):
