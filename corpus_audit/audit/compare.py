@@ -27,6 +27,7 @@ from corpus_audit.common.jsonable import jsonable
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, scored_rows
 from corpus_audit.stigma.stats import compare_groups, two_sample_2d
 
+
 class ModelMismatchError(UserError, ValueError):
     """The two audits were scored with different models or axes, so their scores are not comparable."""
 

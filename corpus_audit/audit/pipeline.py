@@ -41,6 +41,8 @@ ENGINE_OPTIONS = ("engine", "workers", "device", "batch_size")
 
 @dataclass
 class AuditOptions:
+    """The options of an audit, as ``summary.json`` records them (``--model`` etc. of ``corpus-audit audit``)."""
+
     lang: str
     model: str | None = None
     device: str = "cpu"

@@ -18,12 +18,13 @@ from tqdm import tqdm
 
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats, field_text
+from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
 from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, read_file, read_line_batch
 from corpus_audit.corpus.segment import Segmenter, import_spacy_without_torch
-from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.writer import finish, write_parquet
 from corpus_audit.stigma.quadrants import illness_type_of
+
 
 def iter_kept_sentences(
     documents: Iterable[Document],

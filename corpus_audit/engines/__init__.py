@@ -22,6 +22,7 @@ from corpus_audit.score.scorer import LocalScorer, ModelSpec, Scorer
 
 __all__ = ["ENGINES", "RAY_INSTALL_HINT", "EngineError", "EngineOptions", "filter_corpus", "make_scorer"]
 
+
 def make_scorer(model: ModelSpec, engine: EngineOptions | None = None) -> Scorer:
     """The scorer of ``engine``: in this process, or Ray actors that each load ``model`` once (one GPU each when
     ``model.device`` is cuda)."""

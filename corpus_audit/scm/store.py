@@ -65,4 +65,3 @@ def axes_for(embedder, lang: str, axes_path: str | Path | None = None, recipe: s
                 log(f"warning: could not cache the trained axes ({error})")
     axes.check_embedder(embedder.model_id)
     return axes
-

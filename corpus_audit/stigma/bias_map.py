@@ -53,7 +53,6 @@ class BiasDimension:
         return {"dimension": self.dimension, "warmth": self.warmth, "competence": self.competence,
                 "source_note": self.source_note}
 
-
     def quadrants(self) -> list[str]:
         """Quadrant labels of the dimension's lenient (scored) region."""
         return [label for label, inside in zip(QUADRANTS, region_quadrants(self.warmth, self.score_competence))

@@ -72,7 +72,6 @@ def quadrant_of(warmth: Any, competence: Any) -> Any:
     return labels.item() if labels.ndim == 0 else labels
 
 
-
 def region_quadrants(warmth: str, competence: str | None) -> np.ndarray:
     """Boolean selector over QUADRANTS of a region: ``warmth`` "low" or "high", ``competence`` "low", "high" or
     None (free)."""

@@ -160,4 +160,3 @@ def test_prefilter_keeps_accented_and_typographic_spellings(matchers: dict[str, 
         for text in texts_:
             assert matchers[lang].find(text), text
             assert matchers[lang].has_candidate(text), text
-
