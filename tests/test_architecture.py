@@ -103,3 +103,12 @@ def test_what_an_engine_receives_is_a_picklable_spec():
 
     spec = ModelSpec("es", "e5-small", "cpu", 16, None)
     assert pickle.loads(pickle.dumps(spec)) == spec
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """--help and option parsing import click and the registries only: numpy, pandas, scipy, torch, spaCy and
+    sentence-transformers wait for the command that needs them."""
+    code = ("import sys, corpus_audit.cli; heavy = ('numpy', 'pandas', 'scipy', 'torch', 'spacy', 'sklearn', "
+            "'sentence_transformers', 'matplotlib'); print(','.join(m for m in heavy if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert result.stdout.strip() == ""

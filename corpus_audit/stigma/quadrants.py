@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+
+# numpy and pandas are imported inside the functions: the command line reads the names above at start-up, and
+# importing numpy would double its start-up time.
 
 #: The two illness groups compared everywhere.
 GROUPS = ("mental", "physical")
@@ -40,6 +42,7 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str]) -> None:
 
 def scored_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows whose warmth and competence are both finite."""
+    import numpy as np
     import pandas as pd
 
     require_columns(df, ("warmth", "competence"))
@@ -66,6 +69,8 @@ def quadrant_of(warmth: Any, competence: Any) -> Any:
     QUADRANTS; a score < 0 is low (cold / incompetent) and a score ≥ 0 is high, so 0 counts as high.
     A NaN coordinate gives ``None``.
     """
+    import numpy as np
+
     w, c = np.broadcast_arrays(np.asarray(warmth, dtype=float), np.asarray(competence, dtype=float))
     labels = np.asarray(QUADRANTS, dtype=object)[quadrant_index(w, c).ravel()].reshape(w.shape)
     labels[np.isnan(w) | np.isnan(c)] = None
@@ -75,6 +80,8 @@ def quadrant_of(warmth: Any, competence: Any) -> Any:
 def region_quadrants(warmth: str, competence: str | None) -> np.ndarray:
     """Boolean selector over QUADRANTS of a region: ``warmth`` "low" or "high", ``competence`` "low", "high" or
     None (free)."""
+    import numpy as np
+
     warm = np.array([label.startswith("warm") for label in QUADRANTS])
     competent = np.array([label.endswith("-competent") for label in QUADRANTS])
     selector = warm if warmth == "high" else ~warm
