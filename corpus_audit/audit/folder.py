@@ -7,7 +7,6 @@ cross-lingual analysis, and the probe wing's link) goes through :class:`AuditFol
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from corpus_audit.common.errors import UserError
+from corpus_audit.common.log import to_stderr
 from corpus_audit.stigma.bias_map import BiasDimension
 from corpus_audit.stigma.quadrants import ILLNESS_TYPES, quadrant_of
 
@@ -237,7 +237,7 @@ class AuditFolder:
         if strict:
             row = int(np.flatnonzero(bad)[0])
             raise AuditOutputError(path, next(reason for reason, rows in problems if rows[row]), row=row + 1)
-        (log or _to_stderr)(f"{path}: left out {int(bad.sum())} bad row(s): "
+        (log or to_stderr)(f"{path}: left out {int(bad.sum())} bad row(s): "
                             + ", ".join(f"{reason} ({count})" for reason, count in counts.items()))
         return frame[~bad].reset_index(drop=True)
 
@@ -258,7 +258,3 @@ class AuditFolder:
         """The BIAS map the audit used, as its ``aq27.csv`` records it (the map file may have changed since)."""
         return [BiasDimension(str(row.dimension), str(row.warmth), str(row.competence))
                 for row in self.read_aq27().itertuples(index=False)]
-
-
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr)

@@ -16,7 +16,9 @@ from pathlib import Path
 from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
+from corpus_audit.engines.local import default_workers, run_filter_parallel
 from corpus_audit.engines.options import ENGINES, RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.score.scorer import LocalScorer, ModelSpec, Scorer
 
@@ -51,9 +53,6 @@ def filter_corpus(
     :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). Raises ``CorpusError``,
     ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
     """
-    from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
-    from corpus_audit.engines.local import default_workers, run_filter_parallel
-
     lexicon_path = lexicon_path or default_lexicon_path(lang)
     matcher = IllnessMatcher.from_csv(lexicon_path)
     segmenter = Segmenter(lang, spacy_model)

@@ -7,7 +7,6 @@ text is embedded once, blank texts get NaN.
 
 from __future__ import annotations
 
-import sys
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -15,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
+
+from corpus_audit.common.log import to_stderr
 
 if TYPE_CHECKING:
     from corpus_audit.embed.base import Embedder
@@ -60,11 +61,7 @@ class ModelSpec:
         from corpus_audit.scm.store import axes_for
 
         embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size)
-        return embedder, axes_for(embedder, self.lang, self.axes_path, log=_to_stderr)
-
-
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr)
+        return embedder, axes_for(embedder, self.lang, self.axes_path, log=to_stderr)
 
 
 @dataclass
