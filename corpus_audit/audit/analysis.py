@@ -36,6 +36,8 @@ from scipy import stats
 
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
+from corpus_audit.stigma.judgement import (CATEGORIES, CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT,
+                                           TOP_DIMENSION_COLUMN)
 from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, group_masks, quadrant_index,
                                            region_quadrants, require_columns, scored_rows)
 from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm,
@@ -147,12 +149,73 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     return table
 
 
+def category_shares(df: pd.DataFrame) -> pd.DataFrame:
+    """Share of each judgement category (``CATEGORIES``) among the scored sentences of each group ("both" counts in
+    each), with ``n``: what the sentences that mention an illness do, before any score is read as stigma."""
+    scored = scored_rows(df)
+    masks = group_masks(scored)
+    rows = []
+    for group in GROUPS:
+        labels = scored.loc[masks[group], CATEGORY_COLUMN]
+        n = int(labels.notna().sum())
+        rows.append({"group": group, "n": n, **{category: float((labels == category).sum() / n) if n else np.nan
+                                                for category in CATEGORIES}})
+    return pd.DataFrame(rows, columns=["group", "n", *CATEGORIES])
+
+
+def dimension_scores(judgements: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
+    """The nine AQ-27 dimensions read directly from the judgements: per dimension the mean score (in [-1, 1]:
+    endorsed minus rejected) of mental and of physical judgements, their difference with a bootstrap CI and the
+    Mann-Whitney p (Holm over the nine), and the share of each group's judgements whose top dimension it is."""
+    masks = group_masks(judgements)
+    rows = []
+    for dimension, column in DIMENSION_COLUMNS.items():
+        groups = {group: judgements.loc[masks[group], column] for group in GROUPS}
+        comparison = compare_groups(groups["mental"], groups["physical"], seed=seed)
+        tops = {group: judgements.loc[masks[group], TOP_DIMENSION_COLUMN] for group in GROUPS}
+        rows.append({"dimension": dimension, "n_mental": comparison.n_a, "n_physical": comparison.n_b,
+                     "mean_mental": comparison.mean_a, "mean_physical": comparison.mean_b,
+                     "difference": comparison.mean_difference,
+                     "difference_ci_low": comparison.mean_difference_ci[0],
+                     "difference_ci_high": comparison.mean_difference_ci[1],
+                     "p_value": comparison.mann_whitney_p,
+                     **{f"top_share_{group}": float((tops[group] == dimension).mean()) if len(tops[group]) else np.nan
+                        for group in GROUPS}})
+    table = pd.DataFrame(rows)
+    table.insert(table.columns.get_loc("p_value") + 1, "p_holm", holm(table["p_value"]))
+    return table
+
+
 # --------------------------------------------------------------------------------------------- all together
 
 
 @dataclass
+class GroupAnalysis:
+    """The mental-vs-physical analysis of one set of sentences (all of them, or the judgements only)."""
+
+    n_by_type: dict[str, int]  # scored sentences per illness_type value ("both" on its own here)
+    comparisons: dict[str, GroupComparison]
+    joint: EnergyTest
+    quadrants_by_type: pd.DataFrame
+    quadrants_by_illness: pd.DataFrame
+    bias_map: pd.DataFrame
+    warnings: list[str]
+
+
+@dataclass
+class JudgementAnalysis:
+    """What the sentences do (category shares per group) and the analysis restricted to judgements about people,
+    with the nine AQ-27 dimensions read directly (``dimensions``)."""
+
+    categories: pd.DataFrame
+    judgements: GroupAnalysis
+    dimensions: pd.DataFrame
+
+
+@dataclass
 class AnalysisResult:
-    """Everything ``analyse`` computes; ``to_dict()`` is JSON-serialisable (tables as lists of records)."""
+    """Everything ``analyse`` computes; ``to_dict()`` is JSON-serialisable (tables as lists of records). The top-level
+    fields analyse every sentence; ``judgement`` (None for axes without the judgement gate) the judgements."""
 
     n_sentences: int
     n_unscored: int
@@ -164,9 +227,29 @@ class AnalysisResult:
     bias_map: pd.DataFrame
     warnings: list[str]
     seed: int
+    judgement: JudgementAnalysis | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({name: getattr(self, name) for name in self.__dataclass_fields__})
+
+
+def _group_analysis(scored: pd.DataFrame, bias_map: Sequence[BiasDimension] | None, seed: int) -> GroupAnalysis:
+    warnings: list[str] = []
+    types = scored["illness_type"]
+    n_by_type = {kind: int(types.isin([kind]).sum()) for kind in ILLNESS_TYPES}
+    masks = group_masks(scored)
+    mental, physical = scored[masks["mental"]], scored[masks["physical"]]
+    comparisons = {score: compare_groups(mental[score], physical[score], seed=seed)
+                   for score in ("warmth", "competence")}
+    joint = two_sample_2d(mental[["warmth", "competence"]].to_numpy(dtype=float),
+                          physical[["warmth", "competence"]].to_numpy(dtype=float), seed=seed)
+    by_illness = quadrant_shares(scored, by="illnesses")
+    warnings += comparisons["warmth"].warnings
+    small = by_illness.loc[by_illness["warning"] != "", "group"].tolist()
+    if small:
+        warnings.append(f"{len(small)} illness(es) with fewer than {MIN_GROUP_SIZE} sentences: {', '.join(small)}")
+    return GroupAnalysis(n_by_type, comparisons, joint, quadrant_shares(scored, by="illness_type"), by_illness,
+                         bias_map_scores(scored, bias_map, seed=seed), warnings)
 
 
 def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, seed: int = 0) -> AnalysisResult:
@@ -175,7 +258,9 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     ``df`` needs ``illness_type``, ``illnesses``, ``warmth`` and ``competence``. Rows with another
     ``illness_type`` (or none) are left out with a warning. Returns type-level comparisons of warmth and
     competence, the 2-D energy test, quadrant shares per type and per illness, the BIAS-map table and the
-    de-duplicated warnings of all parts. Deterministic for a given ``seed``.
+    de-duplicated warnings of all parts; where the table has the judgement gate's columns (``category``, the
+    dimension scores), the same over judgements, the category shares and the direct AQ-27 dimension scores.
+    Deterministic for a given ``seed``.
     """
     require_columns(df, ("illness_type", "illnesses", "warmth", "competence"))
     warnings: list[str] = []
@@ -187,22 +272,16 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     n_other = int((~types.isin(ILLNESS_TYPES)).sum())
     if n_other:
         warnings.append(f"{n_other} sentence(s) with an illness_type other than mental/physical/both were left out")
-    n_by_type = {kind: int(types.isin([kind]).sum()) for kind in ILLNESS_TYPES}
-    if n_by_type["both"]:
-        warnings.append(f"{n_by_type['both']} sentence(s) mention both a mental and a physical illness and count "
-                        "in both groups (the groups overlap)")
-    masks = group_masks(scored)
-    mental, physical = scored[masks["mental"]], scored[masks["physical"]]
-    comparisons = {score: compare_groups(mental[score], physical[score], seed=seed)
-                   for score in ("warmth", "competence")}
-    joint = two_sample_2d(mental[["warmth", "competence"]].to_numpy(dtype=float),
-                          physical[["warmth", "competence"]].to_numpy(dtype=float), seed=seed)
-    by_type = quadrant_shares(scored, by="illness_type")
-    by_illness = quadrant_shares(scored, by="illnesses")
-    table = bias_map_scores(scored, bias_map, seed=seed)
-    warnings += comparisons["warmth"].warnings
-    small = by_illness.loc[by_illness["warning"] != "", "group"].tolist()
-    if small:
-        warnings.append(f"{len(small)} illness(es) with fewer than {MIN_GROUP_SIZE} sentences: {', '.join(small)}")
-    return AnalysisResult(len(df), n_unscored, n_by_type, comparisons, joint, by_type, by_illness, table,
-                          list(dict.fromkeys(warnings)), seed)
+    every = _group_analysis(scored, bias_map, seed)
+    if every.n_by_type["both"]:
+        warnings.append(f"{every.n_by_type['both']} sentence(s) mention both a mental and a physical illness and "
+                        "count in both groups (the groups overlap)")
+    judgement = None
+    if CATEGORY_COLUMN in scored and scored[CATEGORY_COLUMN].notna().any():
+        judgements = scored[scored[CATEGORY_COLUMN] == JUDGEMENT]
+        part = _group_analysis(judgements, bias_map, seed)
+        judgement = JudgementAnalysis(category_shares(scored), part, dimension_scores(judgements, seed=seed))
+        warnings += [f"judgements: {warning}" for warning in part.warnings]
+    return AnalysisResult(len(df), n_unscored, every.n_by_type, every.comparisons, every.joint,
+                          every.quadrants_by_type, every.quadrants_by_illness, every.bias_map,
+                          list(dict.fromkeys(warnings + every.warnings)), seed, judgement)

@@ -5,8 +5,9 @@ scored with the English default model, and with the same multilingual model as A
 from the language). For each pair:
 
 - per document (documents with scored illness sentences in both audits): the mean warmth and mean
-  competence of its sentences in each audit, and their Pearson and Spearman correlations, for all sentences
-  and per illness group (a sentence that mentions both kinds of illness counts in both groups, as in the
+  competence of its sentences in each audit, and (audits with the judgement gate) the mean judgement strength
+  and the share of its sentences that are judgements, and their Pearson and Spearman correlations, for all
+  sentences and per illness group (a sentence that mentions both kinds of illness counts in both groups, as in the
   audit's own analysis);
 - the mental - physical differences of each audit side by side (mean difference with its CI, rank-biserial
   r, AQ-27 BIAS-map share differences, and the Pearson r of the nine AQ-27 differences between A and B);
@@ -27,9 +28,12 @@ import pandas as pd
 from scipy import stats
 
 from corpus_audit.audit.folder import AuditFolder
+from corpus_audit.stigma.judgement import CATEGORY_COLUMN, JUDGEMENT, STRENGTH_COLUMN
 from corpus_audit.stigma.quadrants import GROUPS, group_masks, scored_rows
 
 SCORES = ("warmth", "competence")
+#: Per-document measures correlated between audits: the mean scores, and where the gate ran, the judgements.
+MEASURES = (*SCORES, STRENGTH_COLUMN, "judgement_share")
 MIN_DOCUMENTS = 3  # fewer points give no meaningful correlation
 
 
@@ -38,10 +42,13 @@ def scored_sentences(outdir: Path) -> pd.DataFrame:
 
 
 def document_means(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:
-    """Mean scores per ``doc_id`` of the sentences of ``group`` (None: every sentence)."""
+    """Mean scores per ``doc_id`` of the sentences of ``group`` (None: every sentence), with the mean judgement
+    strength and the share of judgements where the audit has them."""
     if group is not None:
         frame = frame[group_masks(frame)[group]]
-    return frame.groupby("doc_id")[list(SCORES)].mean()
+    if CATEGORY_COLUMN in frame and frame[CATEGORY_COLUMN].notna().any():
+        frame = frame.assign(judgement_share=(frame[CATEGORY_COLUMN] == JUDGEMENT).astype(float))
+    return frame.groupby("doc_id")[[column for column in MEASURES if column in frame]].mean()
 
 
 def correlations(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, dict[str, float]]:
@@ -51,7 +58,9 @@ def correlations(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, dict[str, float]
         joined = document_means(a, group).merge(document_means(b, group), left_index=True, right_index=True,
                                                 suffixes=("_a", "_b"))
         entry: dict[str, float] = {"documents": len(joined)}
-        for score in SCORES:
+        for score in MEASURES:
+            if f"{score}_a" not in joined or f"{score}_b" not in joined:
+                continue
             x, y = joined[f"{score}_a"], joined[f"{score}_b"]
             enough = len(joined) >= MIN_DOCUMENTS
             entry[f"{score}_pearson"] = float(stats.pearsonr(x, y).statistic) if enough else float("nan")
@@ -124,7 +133,9 @@ def format_report(report: dict[str, Any]) -> str:
                   f"{'documents':<10}{'n':>6}{'warmth r':>10}{'rho':>7}{'competence r':>14}{'rho':>7}"]
         for name, c in entry["correlations"].items():
             lines.append(f"{name:<10}{c['documents']:>6}{c['warmth_pearson']:>10.2f}{c['warmth_spearman']:>7.2f}"
-                         f"{c['competence_pearson']:>14.2f}{c['competence_spearman']:>7.2f}")
+                         f"{c['competence_pearson']:>14.2f}{c['competence_spearman']:>7.2f}" + "".join(
+                             f"  {score} r {c[f'{score}_pearson']:.2f} rho {c[f'{score}_spearman']:.2f}"
+                             for score in MEASURES[2:] if f"{score}_pearson" in c))
         for score in SCORES:
             key = f"{score}_mental_minus_physical"
             lines.append(f"{score} mental - physical: A {_gap(a[key])}; B {_gap(b[key])}")

@@ -119,6 +119,9 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
 def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.score_parts import ScoreParts
     from corpus_audit.corpus.select import mask_mentions, select_sentences
+    from corpus_audit.scm.columns import OUTPUT_COLUMNS
+    from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, CATEGORY_COLUMNS, DIMENSION_COLUMNS,
+                                               TOP_DIMENSION_COLUMN, label_sentences)
     from corpus_audit.stigma.quadrants import quadrant_of
 
     options, folder = run.options, run.folder
@@ -131,8 +134,10 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     scores = parts.score(texts, make_scorer(options.model_spec(), options.engine), run.log, run.progress)
     embedding_seconds = time.perf_counter() - started
     # The offsets served the masking; sentences.parquet keeps the filter's other columns.
-    frame = frame.drop(columns="term_offsets").assign(warmth=scores[:, 0], competence=scores[:, 1])
+    frame = frame.drop(columns="term_offsets").assign(**dict(zip(OUTPUT_COLUMNS, scores.T)))
     frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
+    frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
+        frame[list(CATEGORY_COLUMNS)].to_numpy(), frame[list(DIMENSION_COLUMNS.values())].to_numpy())
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
     record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms)

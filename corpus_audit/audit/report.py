@@ -26,6 +26,7 @@ import pandas as pd
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
+from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
 from corpus_audit.stigma.stats import MIN_GROUP_SIZE
 
@@ -215,7 +216,7 @@ def _figures(folder: AuditFolder) -> str:
     return f'<h2>Figures</h2><div class="grid">{pair}</div>{wide}'
 
 
-def _comparisons(analysis: dict[str, Any]) -> str:
+def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") -> str:
     rows = []
     for score, c in analysis["comparisons"].items():
         low, high = c["mean_difference_ci"]
@@ -229,7 +230,7 @@ def _comparisons(analysis: dict[str, Any]) -> str:
                     [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
                       f"{joint['n_b']} ({joint['n_used_b']})", _num(joint["statistic"], 4), _p(joint["p_value"]),
                       joint["permutations"])])
-    return ("<h2>Mental vs physical</h2>"
+    return (f"<h2>{_esc(title)}</h2>"
             "<p>Sentences mentioning both a mental and a physical illness count in both groups. Rank-biserial r "
             "is positive when mental sentences tend to score lower. The CI is a percentile bootstrap.</p>"
             f"{table}<h3>2-D energy test</h3><p>Permutation test of equal (warmth, competence) distributions "
@@ -242,8 +243,8 @@ def _shares_table(records: list[dict[str, Any]], first: str) -> str:
     return _table((first, "n", *QUADRANTS), rows, row_classes=classes)
 
 
-def _quadrants(analysis: dict[str, Any]) -> str:
-    return ("<h2>Quadrant shares</h2><h3>Per illness type</h3>"
+def _quadrants(analysis: dict[str, Any], title: str = "Quadrant shares") -> str:
+    return (f"<h2>{_esc(title)}</h2><h3>Per illness type</h3>"
             f"{_shares_table(analysis['quadrants_by_type'], 'type')}"
             f"<h3>Per illness</h3><p>Rows in amber have fewer than {MIN_GROUP_SIZE} sentences.</p>"
             f"{_shares_table(analysis['quadrants_by_illness'], 'illness')}")
@@ -254,11 +255,14 @@ def _region(warmth: str, competence: str | None) -> str:
     return side if competence is None else f"{side} & {'competent' if competence == 'high' else 'incompetent'}"
 
 
-def _aq27(analysis: dict[str, Any]) -> str:
-    rows, classes = [], []
-    for r in analysis["bias_map"]:
+def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") -> str:
+    rows, classes, regions = [], [], {}
+    # Dimensions tied to the same region have the same share by construction: keep them together and say so.
+    records = sorted(analysis["bias_map"], key=lambda r: (r["warmth"], r["competence"]))
+    for r in records:
         strict = r["competence"].removeprefix("any_or_") if r["competence"].startswith("any_or_") else None
         lenient = r["competence"] if r["competence"] in ("low", "high") else None
+        regions.setdefault(_region(r["warmth"], lenient), []).append(r["dimension"])
         for prefix, competence, css in (("", lenient, ""), ("strict_", strict, "strict")):
             if prefix and strict is None:
                 continue
@@ -274,10 +278,54 @@ def _aq27(analysis: dict[str, Any]) -> str:
             classes.append(css)
     table = _table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
                     "difference [95% CI]", "Fisher p", "Holm p"), rows, numeric_from=2, row_classes=classes)
-    return ("<h2>AQ-27 dimensions (BIAS map)</h2><p>Share of each group's sentences in the region of the "
-            "warmth/competence plane that the BIAS map links to the dimension. Dimensions whose competence is "
-            "'any, or low/high' are scored on the lenient region and shown again on the strict one (italics); "
-            "Holm corrects over the dimensions of each kind of region.</p>" + table)
+    shared = [f"{', '.join(names)} ({region})" for region, names in regions.items() if len(names) > 1]
+    note = (f"<p><b>Rows that share a region are one number, not several findings:</b> {_esc('; '.join(shared))}. "
+            "The BIAS map ties several dimensions to the same part of the plane, so only the dimension scores "
+            "read directly (below) tell them apart.</p>" if shared else "")
+    return (f"<h2>{_esc(title)}</h2><p>Share of each group's sentences in the region of the "
+            "warmth/competence plane that the BIAS map links to the dimension (the seed paper's method). "
+            "Dimensions whose competence is 'any, or low/high' are scored on the lenient region and shown again on "
+            "the strict one (italics); Holm corrects over the dimensions of each kind of region.</p>" + note + table)
+
+
+def _categories(analysis: dict[str, Any]) -> str:
+    judgement = analysis.get("judgement")
+    if not judgement:
+        return ("<h2>What the sentences do</h2><p><b>The axes of this audit have no judgement gate</b> (recipe "
+                "'reference' or an older axes file): every sentence that mentions an illness is analysed as if it "
+                "judged people, so clinical descriptions, questions and self-reports weigh as much as judgements. "
+                "Audit with the default axes to separate them.</p>")
+    rows = [(r["group"], r["n"], *(_pct(r[category]) for category in CATEGORIES)) for r in judgement["categories"]]
+    return ("<h2>What the sentences do</h2><p>Each sentence is sorted by the judgement gate: a judgement about "
+            "people (a group, or a person because of their illness), or a mention that judges no one "
+            "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
+            "judgements: the statistics below are computed over them, with the figures over all sentences after "
+            "them.</p>" + _table(("group", "n", *CATEGORIES), rows))
+
+
+def _dimensions(judgement: dict[str, Any]) -> str:
+    rows = [(r["dimension"], r["n_mental"], r["n_physical"], _num(r["mean_mental"]), _num(r["mean_physical"]),
+             _with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), _p(r["p_value"]),
+             _p(r["p_holm"]), _pct(r["top_share_mental"]), _pct(r["top_share_physical"]))
+            for r in judgement["dimensions"]]
+    return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
+            "+1 when it endorses the dimension's attitude ('they should be locked away': segregation), −1 when "
+            "it rejects it ('they belong in the community'), 0 when it says nothing of it. Means per group, the "
+            "difference with a bootstrap CI, Mann–Whitney p (Holm over the nine), and the share of each group's "
+            "judgements whose strongest dimension it is.</p>"
+            + _table(("dimension", "n mental", "n physical", "mean mental", "mean physical",
+                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "Holm p", "top dimension: mental",
+                      "top dimension: physical"), rows))
+
+
+def _judgements(analysis: dict[str, Any]) -> str:
+    judgement = analysis.get("judgement")
+    if not judgement:
+        return ""
+    part = judgement["judgements"]
+    return (_comparisons(part, "Judgements about people: mental vs physical") + _dimensions(judgement)
+            + _quadrants(part, "Judgements: quadrant shares")
+            + _aq27(part, "Judgements: AQ-27 dimensions through the BIAS map"))
 
 
 def _scored_points(sentences: pd.DataFrame) -> pd.DataFrame:
@@ -319,8 +367,9 @@ def illness_examples(sentences: pd.DataFrame, top: int = TOP_ILLNESSES,
     return out
 
 
-def _examples_section(sentences: pd.DataFrame) -> str:
-    parts = ["<h2>Example sentences</h2><p>Per quadrant and group: the sentences nearest the quadrant's centre "
+def _examples_section(sentences: pd.DataFrame, judgements: bool = False) -> str:
+    which = "judgements about people" if judgements else "sentences"
+    parts = [f"<h2>Example {which}</h2><p>Per quadrant and group: the {which} nearest the quadrant's centre "
              "(±0.5, ±0.5), i.e. typical of it, then the most extreme (farthest from the origin). Document ids in "
              "brackets.</p>"]
     for quadrant in QUADRANTS:
@@ -354,6 +403,7 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({_esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + _table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
+        accuracy += _judgement_validity(validity)
     else:
         accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
                     "and recipe before reading the scores as warmth and competence.</p>")
@@ -362,11 +412,42 @@ def _method(summary: AuditSummary) -> str:
             "<i>warmth</i> (friendly, trustworthy vs cold, hostile) and <i>competence</i> (capable vs incapable). "
             "The axes are trained on sentences that put the SCM seed lexicon's adjectives into templates "
             "('These people are always X.', negated and two-adjective variants), labelled by the adjective's "
-            "pole; a classifier head maps an embedding to a score in [−1, 1] per dimension. A score ≥ 0 is high, "
-            "so each sentence falls in one quadrant. AQ-27 dimensions are read through the BIAS map (Cuddy et "
-            f"al.): each dimension is tied to a region of the plane.</p><p>{axes}</p>{accuracy}"
+            "pole, and on written neutral sentences (clinical facts, questions, self-reports) as a third class, so "
+            "that text which judges no one scores near 0 and a score grows with how clearly a sentence places "
+            "people high or low; each dimension's score is p(high) − p(low), in [−1, 1]. A score ≥ 0 is high, "
+            "so each sentence falls in one quadrant. The judgement gate sorts sentences into judgements about "
+            "people and neutral mentions, and nine dimension heads read the AQ-27 dimensions directly; both are "
+            "trained on sentences written for this project (templates/&lt;lang&gt;/neutral.csv and "
+            "judgements.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
+            f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _judgement_validity(validity: dict[str, Any]) -> str:
+    """The judgement gate's and the dimension heads' measured validity, on written and on real sentences."""
+    parts = []
+    measured = validity.get("judgement")
+    if measured:
+        rows = [("neutral sentences: mean distance from the centre", _num(measured["neutral_distance"], 2)),
+                ("judgements: mean distance from the centre", _num(measured["judgement_distance"], 2)),
+                ("judgement gate: ROC AUC, judgements vs neutral", _num(measured["gate_auc"])),
+                ("graded: rank correlation of written strength (1-3) and score", _num(measured["strength_spearman"], 2)),
+                ("AQ-27 dimensions: mean ROC AUC, endorsing sentences vs the rest",
+                 _num(measured["mean_dimension_auc"])),
+                ("top dimension right", _pct(measured["top_dimension_accuracy"]))]
+        parts.append(f"<p>Held-out written sentences ({measured['n_judgements']} judgements, "
+                     f"{measured['n_neutral']} neutral mentions; cross-validated):</p>"
+                     + _table(("measure", "value"), rows))
+    for result in validity.get("labelled") or []:
+        rows = [("judgement gate: ROC AUC, judgements vs the rest", _num(result["gate_auc"])),
+                ("sign of warmth/competence right on judgements", _pct(result["sign_accuracy"])),
+                ("non-judgements: mean distance from the centre", _num(result["neutral_distance"], 2)),
+                ("judgements: mean distance from the centre", _num(result["judgement_distance"], 2)),
+                ("category right", _pct(result["category_accuracy"]))]
+        parts.append(f"<p>Hand-labelled real sentences ({_esc(result['file'])}: {result['n']} sentences, "
+                     f"{result['n_judgements']} judgements):</p>" + _table(("measure", "value"), rows))
+    return "".join(parts)
 
 
 def _configuration(summary: AuditSummary) -> str:
@@ -378,9 +459,14 @@ def _configuration(summary: AuditSummary) -> str:
 def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:
     """The report page as one HTML string (figures read from ``folder``)."""
     analysis = summary.analysis
-    body = "".join((_header(summary), _warnings(analysis), _counts(summary), _figures(folder),
-                    _comparisons(analysis), _quadrants(analysis), _aq27(analysis), _examples_section(sentences),
-                    _method(summary), _configuration(summary)))
+    judged = analysis.get("judgement") and CATEGORY_COLUMN in sentences
+    examples = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT] if judged else sentences
+    every = " (all sentences)" if judged else ""
+    body = "".join((_header(summary), _warnings(analysis), _counts(summary), _categories(analysis),
+                    _judgements(analysis), _figures(folder), _comparisons(analysis, f"Mental vs physical{every}"),
+                    _quadrants(analysis, f"Quadrant shares{every}"),
+                    _aq27(analysis, f"AQ-27 dimensions through the BIAS map{every}"),
+                    _examples_section(examples, judged), _method(summary), _configuration(summary)))
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Corpus audit report</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
             f"</head><body>{body}</body></html>\n")

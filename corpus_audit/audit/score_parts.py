@@ -16,6 +16,7 @@ import numpy as np
 from corpus_audit.common.atomic import write_bytes_atomic, write_text_atomic
 from corpus_audit.common.checkpoints import fingerprint
 from corpus_audit.common.resources import sha256_bytes
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 from corpus_audit.score.scorer import CHUNK_SENTENCES, Scorer
 
 
@@ -76,20 +77,21 @@ class ScoreParts:
             if sha256_bytes(data) != recorded:
                 raise ValueError("its SHA-256 differs from the one recorded")
             scores = np.load(io.BytesIO(data), allow_pickle=False)
-            if scores.shape != (rows, 2) or scores.dtype != np.float32:
-                raise ValueError(f"shape {scores.shape} {scores.dtype}, expected ({rows}, 2) float32")
+            if scores.shape != (rows, len(OUTPUT_COLUMNS)) or scores.dtype != np.float32:
+                raise ValueError(f"shape {scores.shape} {scores.dtype}, expected ({rows}, {len(OUTPUT_COLUMNS)}) "
+                                 "float32")
         except (OSError, ValueError) as error:
             log(f"score: {path.name} is damaged ({error}); scoring its sentences again")
             return None
         return scores
 
     def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool) -> np.ndarray:
-        """(warmth, competence) per text, shape (n, 2): saved chunks are reused, missing ones scored by ``scorer``
+        """The instrument's ``OUTPUT_COLUMNS`` per text, shape (n, len(OUTPUT_COLUMNS)): saved chunks are reused, missing ones scored by ``scorer``
         (which loads its model only if a chunk is missing) and saved as each arrives."""
         from tqdm.auto import tqdm
 
         self._load_meta(log)
-        out = np.empty((len(texts), 2), dtype=np.float32)
+        out = np.empty((len(texts), len(OUTPUT_COLUMNS)), dtype=np.float32)
         spans = [(start, min(start + self.chunk, len(texts))) for start in range(0, len(texts), self.chunk)]
         missing = []
         for index, (start, end) in enumerate(spans):

@@ -52,23 +52,31 @@ def axes_train_command(recipe: str, output: str | None, lang: str, model: str | 
 @click.option("--embedding-cache", type=click.Path(dir_okay=False), default=None,
               help="Keep the sentence embeddings in this .npz between runs, so that a rerun after editing "
                    "templates or lexicons embeds only the new sentences (a file of another model is replaced).")
+@click.option("--labelled", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A CSV of hand-labelled real sentences (the format of tests/data/labelled_en.csv, guide in "
+                   "tests/data/labelling_guide.md) to measure the instrument on; repeatable.")
 @model_options
 @reports_errors()
 def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, embedding_cache: str | None,
-                          lang: str, model: str | None, device: str, batch_size: int) -> None:
+                          labelled: tuple[str, ...], lang: str, model: str | None, device: str,
+                          batch_size: int) -> None:
     """Cross-validated functional accuracy of the axes for a model.
 
     Adjectives are split into folds; each fold trains on the others and tests on sentences built from
     its own adjectives only: basic ('these people are always X'), negation ('... are never X', label
     flipped), two-adjective composition (quadrant must be right) and syntactic variants. Also reports
     generalisation to real-group sentences with adjectives outside every training lexicon.
+
+    For the default recipe also: the neutral test (held-out neutral sentences should sit near the centre),
+    the judgement gate (AUC, judgements vs neutral mentions), the graded test (written strength vs score) and
+    the nine AQ-27 constructs (AUC over held-out sentences); with --labelled, the same on real sentences.
     """
     from corpus_audit.embed import load_embedder
     from corpus_audit.scm.evaluate import evaluate_model, format_report
 
     embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size)
     report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed,
-                            embedding_cache=embedding_cache)
+                            embedding_cache=embedding_cache, labelled=list(labelled))
     click.echo(format_report(report))
     if json_path:
         import json

@@ -23,18 +23,29 @@ from corpus_audit.languages import LANGUAGE_CODES
               help="Axes file from `corpus-audit axes train` (default: the shipped axes of the model, or "
                    "axes trained once and cached).")
 @click.option("--strict", is_flag=True, help="Stop at the first bad record, naming file and line.")
+@click.option("--mask-terms/--no-mask-terms", default=True, show_default=True,
+              help="Replace each illness mention (the --lang lexicon, or --lexicon) by a neutral phrase before "
+                   "scoring, as an audit does: the illness word itself would otherwise move the scores.")
+@click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Illness lexicon CSV for --mask-terms (default: the bundled one of --lang).")
 @model_options
 @engine_options
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
-                  lang: str, model: str | None, device: str, batch_size: int, **settings: Any) -> None:
-    """Add warmth and competence scores to each sentence of INPUT.
+                  mask_terms: bool, lexicon: str | None, lang: str, model: str | None, device: str, batch_size: int,
+                  **settings: Any) -> None:
+    """Score each sentence of INPUT with the instrument.
 
-    INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2).
-    The sign of a score says high or low (the default axes score in [-1, 1]). Blank rows and bad
-    records are counted and reported; blank rows keep empty scores.
+    INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2). The
+    output keeps every input column and adds: warmth and competence (in [-1, 1]: the sign says high or low,
+    near 0 for text that judges no one), category (judgement, self_disclosure, clinical, question, analogy or
+    information), judgement_strength (the probability that the sentence judges people), p_<category>, the nine
+    AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it) and
+    top_dimension (for judgements). Blank rows and bad records are counted and reported; blank rows keep empty
+    scores.
     """
     from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.corpus.select import MentionMasker
     from corpus_audit.engines import make_scorer
     from corpus_audit.score.scorer import ModelSpec
     from corpus_audit.score.table import check_output_path, score_file
@@ -43,7 +54,9 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     spec = ModelSpec(lang, model, device, batch_size, axes_path)
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
-    summary = score_file(input_path, output, make_scorer(spec, engine), text_column=text_column, strict=strict)
+    masker = MentionMasker(lang, lexicon) if mask_terms else None
+    summary = score_file(input_path, output, make_scorer(spec, engine), text_column=text_column, strict=strict,
+                         mask=masker)
     click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
                f"with {summary.model_id} -> {output}")
     if summary.truncated:

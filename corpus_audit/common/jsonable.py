@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -15,6 +16,8 @@ def jsonable(value: Any) -> Any:
         return [jsonable(record) for record in value.to_dict(orient="records")]
     if hasattr(value, "to_dict") and not isinstance(value, (dict, pd.Series)):
         return value.to_dict()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, dict):
         return {str(key): jsonable(item) for key, item in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):

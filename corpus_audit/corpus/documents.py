@@ -80,6 +80,9 @@ class ReaderOptions:
     format: str | None = None  # None: from the file extension (stdin: jsonl)
     line_docs: bool = False  # .txt: one document per line instead of per file
     strict: bool = False
+    # meta holds the whole record, text field included, in the record's order (the score command writes every
+    # input column back in its place)
+    whole_record: bool = False
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

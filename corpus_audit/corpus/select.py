@@ -26,6 +26,21 @@ def mask_mentions(sentence: str, offsets: Iterable[Sequence[int]], mask: str) ->
     return sentence
 
 
+class MentionMasker:
+    """Replaces every illness mention the language's matcher (or ``lexicon``'s) finds in a text by the language's
+    mask phrase: the masking of an audit, for texts that did not come through the filter."""
+
+    def __init__(self, lang: str, lexicon: str | Path | None = None) -> None:
+        from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+        from corpus_audit.languages import get_language
+
+        self.matcher = IllnessMatcher.from_csv(lexicon or default_lexicon_path(lang))
+        self.mask = get_language(lang).mask
+
+    def __call__(self, text: str) -> str:
+        return mask_mentions(text, [(match.start, match.end) for match in self.matcher.find(text)], self.mask)
+
+
 def select_sentences(filtered: Path, max_sentences: int | None, seed: int,
                      batch_rows: int = 65_536) -> tuple[pd.DataFrame, int]:
     """The rows of ``filtered`` (the filter's Parquet output) to score, and the number of duplicate rows.

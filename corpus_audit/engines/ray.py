@@ -37,6 +37,7 @@ from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, iter_lin
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
 from corpus_audit.engines.options import RAY_INSTALL_HINT, EngineError, EngineOptions
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, Scorer, score_texts
 
 try:
@@ -273,7 +274,7 @@ class RayScorer(Scorer):
 
     def project(self, texts: list[str]) -> np.ndarray:
         chunks = (texts[start:start + CHUNK_SENTENCES] for start in range(0, len(texts), CHUNK_SENTENCES))
-        return np.concatenate([np.empty((0, 2), dtype=np.float32), *self.score_chunks(chunks)])
+        return np.concatenate([np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32), *self.score_chunks(chunks)])
 
 
 class _ScoreActor:

@@ -1,4 +1,5 @@
-"""``SCMAxes``: a scikit-learn style estimator from sentence embeddings to (warmth, competence).
+"""``SCMAxes``: a scikit-learn style estimator from sentence embeddings to (warmth, competence), and the file that
+carries the whole instrument (the axes, and optionally the judgement gate and the AQ-27 dimension heads).
 
 Heads (the ``head`` parameter):
 
@@ -7,15 +8,16 @@ Heads (the ``head`` parameter):
   L2-normalised) the normalised centroids of the four quadrant classes give d1 = warm_comp - cold_incomp
   and d2 = warm_incomp - cold_comp; a vector's coordinates in the pseudo-inverse basis of [d1; d2],
   rotated by 45 degrees, are (competence, warmth).
-- ``logistic``: one L2-regularised logistic regression per dimension, fitted on the sentences labelled
-  for that dimension; the score is 2 p(high) - 1, in [-1, 1].
-- ``mlp``: the same with a one-hidden-layer network (ReLU, ``hidden_units``, L2 penalty ``alpha``) per
-  dimension, which can learn interactions such as negation x adjective that a linear head cannot.
-- ``mlp+logistic``: the mean of the two scores: the network's grasp of negation, the linear model's
-  smoother scale.
+- ``logistic``, ``mlp``, ``mlp+logistic``: one :class:`~corpus_audit.scm.heads.ClassifierHead` per dimension,
+  fitted on the sentences labelled for it; the score is p(high) - p(low), in [-1, 1]. With ``neutral=True`` the
+  target 0 is a third class (a sentence that says nothing of the dimension), so that neutral text scores near 0
+  and a score grows with how clearly a sentence places people high or low (without it, 2 p(high) - 1 saturates
+  at +-1 for anything).
 
-After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a data-only
-``.npz`` (no pickle) and reloads without scikit-learn objects.
+Targets are (warmth, competence) per sentence in {-1, 0, 1}; NaN (and 0 unless ``neutral``) marks a dimension the
+sentence does not label. After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a
+data-only ``.npz`` (no pickle) and reloads without scikit-learn objects. :meth:`SCMAxes.attach_judgement` adds the
+judgement gate and the dimension heads; :meth:`SCMAxes.measure` gives every output column (``OUTPUT_COLUMNS``).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from corpus_audit import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
+from corpus_audit.scm.heads import KINDS, ClassifierHead
+from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS
+from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
 
-HEADS = ("polar", "logistic", "mlp", "mlp+logistic")
-_CLASSIFIER_KINDS = {"logistic": ("logistic",), "mlp": ("mlp",), "mlp+logistic": ("mlp", "logistic")}
-FORMAT_VERSION = 1
+HEADS = ("polar", *KINDS)
+FORMAT_VERSION = 2
 
 
 class AxesMismatchError(UserError, ValueError):
@@ -60,6 +64,10 @@ def _unit(vector: np.ndarray) -> np.ndarray:
     return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
+def axis_classes(neutral: bool) -> tuple[str, ...]:
+    return ("low", "neutral", "high") if neutral else ("low", "high")
+
+
 class SCMAxes(TransformerMixin, BaseEstimator):
     """Project sentence embeddings onto the SCM warmth and competence axes.
 
@@ -70,16 +78,20 @@ class SCMAxes(TransformerMixin, BaseEstimator):
     n_components : int
         PLS components for the ``polar`` head.
     C : float
-        Inverse regularisation strength for the ``logistic`` head.
+        Inverse regularisation strength of the logistic models.
     hidden_units, alpha : int, float
-        Hidden layer width and L2 penalty of the ``mlp`` head.
+        Hidden layer width and L2 penalty of the networks.
     random_state : int
-        Seed of the ``mlp`` head's initialisation.
+        Seed of the networks' initialisation.
+    neutral : bool
+        Classifier heads: target 0 is a neutral class (see module docstring).
 
     Attributes
     ----------
     projection_ : dict[str, np.ndarray]
         The fitted arrays; ``transform`` uses only these.
+    judgement_ : dict[str, ClassifierHead]
+        ``gate`` and ``dimensions`` once :meth:`attach_judgement` was called, else empty.
     n_features_in_ : int
         Embedding dimension seen in ``fit``.
     metadata_ : dict
@@ -87,29 +99,31 @@ class SCMAxes(TransformerMixin, BaseEstimator):
     """
 
     def __init__(self, head: str = "polar", n_components: int = 10, C: float = 1.0, hidden_units: int = 256,
-                 alpha: float = 1e-3, random_state: int = 0) -> None:
+                 alpha: float = 1e-3, random_state: int = 0, neutral: bool = False) -> None:
         self.head = head
         self.n_components = n_components
         self.C = C
         self.hidden_units = hidden_units
         self.alpha = alpha
         self.random_state = random_state
+        self.neutral = neutral
 
-    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> "SCMAxes":
-        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1}."""
+    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> SCMAxes:
+        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN."""
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if X.ndim != 2 or y.shape != (X.shape[0], 2):
             raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
         if self.head == "polar":
-            self.projection_ = self._fit_polar(X, y)
-        elif self.head in _CLASSIFIER_KINDS:
-            self.projection_ = {f"{kind}__{name}": value for kind in _CLASSIFIER_KINDS[self.head]
-                                for name, value in self._fit_classifiers(X, y, kind).items()}
+            self.projection_ = self._fit_polar(X, np.nan_to_num(y))
+        elif self.head in KINDS:
+            self.projection_ = {f"{axis}__{name}": value for index, axis in enumerate(AXES)
+                                for name, value in self._fit_axis(X, y[:, index]).arrays.items()}
         else:
             raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
         self.n_features_in_ = X.shape[1]
         self.metadata_ = dict(metadata or {})
+        self.judgement_: dict[str, ClassifierHead] = {}
         return self
 
     def _fit_polar(self, X: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
@@ -133,31 +147,24 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         rotation = np.array([[1.0, 1.0], [1.0, -1.0]]) / np.sqrt(2.0)
         return {"x_mean": pls._x_mean, "x_std": x_std, "rotations": pls.x_rotations_, "basis": basis @ rotation}
 
-    def _fit_classifiers(self, X: np.ndarray, y: np.ndarray, kind: str) -> dict[str, np.ndarray]:
-        """One binary classifier per dimension, on the sentences labelled for it; keep only its arrays."""
-        from sklearn.linear_model import LogisticRegression
-        from sklearn.neural_network import MLPClassifier
+    def _fit_axis(self, X: np.ndarray, target: np.ndarray) -> ClassifierHead:
+        """The classifier of one dimension, on the sentences labelled for it."""
+        labelled = ~np.isnan(target) if self.neutral else np.nan_to_num(target) != 0
+        classes = axis_classes(self.neutral)
+        if set(np.unique(target[labelled])) != ({-1.0, 0.0, 1.0} if self.neutral else {-1.0, 1.0}):
+            raise ValueError(f"the {self.head} head needs {' and '.join(classes)} examples on both dimensions")
+        labels = np.searchsorted([-1.0, 0.0, 1.0] if self.neutral else [-1.0, 1.0], target[labelled])
+        return ClassifierHead(self.head, classes).fit(
+            X[labelled], labels, C=self.C, hidden_units=self.hidden_units, alpha=self.alpha,
+            random_state=self.random_state)
 
-        arrays: dict[str, list[np.ndarray]] = {}
-        for axis in range(2):
-            labelled = y[:, axis] != 0
-            if len(np.unique(y[labelled, axis])) < 2:
-                raise ValueError(f"the {self.head} head needs high and low examples on both dimensions")
-            if kind == "logistic":
-                model = LogisticRegression(C=self.C, max_iter=2000).fit(X[labelled], y[labelled, axis] > 0)
-                layers = {"weights": model.coef_[0], "bias": model.intercept_}
-            else:
-                model = MLPClassifier(hidden_layer_sizes=(self.hidden_units,), alpha=self.alpha, max_iter=300,
-                                      early_stopping=True, random_state=self.random_state)
-                model.fit(X[labelled], y[labelled, axis] > 0)
-                layers = {"hidden_weights": model.coefs_[0], "hidden_bias": model.intercepts_[0],
-                          "weights": model.coefs_[1][:, 0], "bias": model.intercepts_[1]}
-            for name, value in layers.items():
-                arrays.setdefault(name, []).append(value)
-        return {name: np.stack(values, axis=-1) for name, values in arrays.items()}
+    def _axis_head(self, axis: str) -> ClassifierHead:
+        prefix = f"{axis}__"
+        return ClassifierHead(self.head, axis_classes(self.neutral),
+                              {name[len(prefix):]: value for name, value in self.projection_.items()
+                               if name.startswith(prefix)})
 
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
+    def _check_fitted(self, X: np.ndarray) -> np.ndarray:
         if not hasattr(self, "projection_"):
             raise ValueError("SCMAxes is not fitted; call fit() or SCMAxes.load()")
         X = np.asarray(X, dtype=np.float64)
@@ -166,22 +173,44 @@ class SCMAxes(TransformerMixin, BaseEstimator):
                 f"these axes expect {self.n_features_in_}-dimensional embeddings "
                 f"(model {self.metadata_.get('embedder_id', 'unknown')}); got shape {X.shape}"
             )
+        return X
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
+        X = self._check_fitted(X)
         p = self.projection_
         if self.head == "polar":
             latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
             return (latent @ p["basis"]).astype(np.float32)
-        scores = [self._classifier_scores(X, kind) for kind in _CLASSIFIER_KINDS[self.head]]
-        return np.mean(scores, axis=0).astype(np.float32)
+        probabilities = [self._axis_head(axis).predict_proba(X) for axis in AXES]
+        return np.stack([proba[:, -1] - proba[:, 0] for proba in probabilities], axis=1).astype(np.float32)
 
-    def _classifier_scores(self, X: np.ndarray, kind: str) -> np.ndarray:
-        """2 p(high) - 1 per dimension from the stored arrays of one classifier kind, shape (n, 2)."""
-        p = {name.split("__", 1)[1]: value for name, value in self.projection_.items() if name.startswith(f"{kind}__")}
-        if kind == "mlp":  # hidden_weights (d, h, 2): one hidden layer per dimension
-            hidden = np.maximum(np.einsum("nd,dha->nha", X, p["hidden_weights"]) + p["hidden_bias"], 0.0)
-            logits = np.einsum("nha,ha->na", hidden, p["weights"]) + p["bias"][0]
-        else:
-            logits = X @ p["weights"] + p["bias"][0]
-        return np.tanh(logits / 2.0)  # = 2 * sigmoid(logits) - 1
+    # ---- the judgement gate and the AQ-27 dimension heads ----
+
+    @property
+    def judges(self) -> bool:
+        """Whether these axes carry the judgement gate and the dimension heads."""
+        return bool(getattr(self, "judgement_", None))
+
+    def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead) -> SCMAxes:
+        """Carry ``gate`` (classes ``CATEGORIES``) and ``dimensions`` (classes ``DIMENSION_CLASSES``) with the axes."""
+        if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
+            raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
+        self.judgement_ = {"gate": gate, "dimensions": dimensions}
+        return self
+
+    def measure(self, X: np.ndarray) -> np.ndarray:
+        """Embeddings (n, d) -> float32 array (n, len(OUTPUT_COLUMNS)): warmth, competence, the probability of
+        each category (``CATEGORIES``; that of a judgement is the judgement strength) and the nine dimension scores
+        p(endorse) - p(reject). The judgement columns are NaN when the axes carry no gate."""
+        X = self._check_fitted(X)
+        out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
+        out[:, :2] = self.transform(X)
+        if self.judges:
+            out[:, 2:2 + len(CATEGORIES)] = self.judgement_["gate"].predict_proba(X)
+            proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
+            out[:, 2 + len(CATEGORIES):] = proba[:, :, 0] - proba[:, :, 1]
+        return out
 
     def check_embedder(self, embedder_id: str) -> None:
         """Raise ``AxesMismatchError`` unless these axes were trained on ``embedder_id``."""
@@ -194,25 +223,32 @@ class SCMAxes(TransformerMixin, BaseEstimator):
 
     # ---- persistence: a data-only npz (arrays + one JSON string), loaded with allow_pickle=False ----
 
+    def _all_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {f"projection__{name}": np.asarray(value) for name, value in self.projection_.items()}
+        for part, head in getattr(self, "judgement_", {}).items():
+            arrays.update({f"{part}__{name}": np.asarray(value) for name, value in head.arrays.items()})
+        return arrays
+
     def save(self, path: str | Path) -> None:
         if not hasattr(self, "projection_"):
             raise ValueError("cannot save unfitted SCMAxes")
+        arrays = self._all_arrays()
         header = {
             "format": "corpus-audit-scm-axes",
             "format_version": FORMAT_VERSION,
             "package_version": __version__,
             "params": self.get_params(),
             "n_features_in": int(self.n_features_in_),
-            "arrays": sorted(self.projection_),
+            "arrays": sorted(arrays),
+            "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
             "metadata": self.metadata_,
         }
-        arrays = {f"projection__{name}": np.asarray(value) for name, value in self.projection_.items()}
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as handle:
                 np.savez(handle, header=np.array(json.dumps(header, sort_keys=True)), **arrays)
 
     @classmethod
-    def load(cls, path: str | Path) -> "SCMAxes":
+    def load(cls, path: str | Path) -> SCMAxes:
         """Axes saved by :meth:`save`. Anything else, or a damaged or tampered file, raises ``AxesFileError``
         (``FileNotFoundError`` for a missing one); nothing is ever unpickled."""
         path = Path(path)
@@ -221,19 +257,32 @@ class SCMAxes(TransformerMixin, BaseEstimator):
                 header = json.loads(str(data["header"]))
                 if not isinstance(header, dict) or header.get("format") != "corpus-audit-scm-axes" \
                         or header.get("format_version") != FORMAT_VERSION:
-                    raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}")
-                arrays = {name: np.asarray(data[f"projection__{name}"], dtype=np.float64) for name in header["arrays"]}
+                    raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}; "
+                                        "train axes again with `corpus-audit axes train`")
+                arrays = {name: np.asarray(data[name], dtype=np.float64) for name in header["arrays"]}
             axes = cls(**header["params"])
             if axes.head not in HEADS:
                 raise AxesFileError(f"{path}: unknown head {axes.head!r}")
-            axes.projection_ = arrays
+            axes.projection_ = {name.split("__", 1)[1]: value for name, value in arrays.items()
+                                if name.startswith("projection__")}
             axes.n_features_in_ = int(header["n_features_in"])
             axes.metadata_ = dict(header["metadata"])
+            axes.judgement_ = {}
+            parts = header.get("judgement") or {}
+            if parts:
+                heads = {part: ClassifierHead(kind, classes, {name.split("__", 1)[1]: value
+                                                              for name, value in arrays.items()
+                                                              if name.startswith(f"{part}__")})
+                         for (part, classes) in (("gate", CATEGORIES), ("dimensions", DIMENSION_CLASSES))
+                         for kind in [parts[part]]}
+                axes.attach_judgement(heads["gate"], heads["dimensions"])
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
-            for name, shape in _array_shapes(axes.head, arrays, axes.n_features_in_).items():
+            for name, shape in _array_shapes(axes).items():
                 if arrays[name].shape != shape or not np.isfinite(arrays[name]).all():
                     raise ValueError(f"array {name!r} has shape {arrays[name].shape} (expected {shape}) or "
                                      "values that are not finite")
+            if set(arrays) != set(_array_shapes(axes)):
+                raise ValueError(f"unexpected arrays {sorted(set(arrays) - set(_array_shapes(axes)))}")
         except (FileNotFoundError, AxesFileError):
             raise
         except AXES_FILE_ERRORS as error:
@@ -242,18 +291,16 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         return axes
 
 
-def _array_shapes(head: str, arrays: dict[str, np.ndarray], dimension: int) -> dict[str, tuple[int, ...]]:
-    """The arrays a fitted head holds and their shapes, for embeddings of ``dimension`` (see ``fit``)."""
-    if head == "polar":
-        components = arrays["rotations"].shape[-1]
-        return {"x_mean": (dimension,), "x_std": (dimension,), "rotations": (dimension, components),
-                "basis": (components, 2)}
-    shapes: dict[str, tuple[int, ...]] = {}
-    for kind in _CLASSIFIER_KINDS[head]:
-        if kind == "logistic":
-            shapes.update({"logistic__weights": (dimension, 2), "logistic__bias": (1, 2)})
-        else:
-            hidden = arrays["mlp__hidden_bias"].shape[0]
-            shapes.update({"mlp__hidden_weights": (dimension, hidden, 2), "mlp__hidden_bias": (hidden, 2),
-                           "mlp__weights": (hidden, 2), "mlp__bias": (1, 2)})
+def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
+    """The arrays fitted axes hold (as saved) and their shapes (see ``fit`` and ``attach_judgement``)."""
+    dimension = axes.n_features_in_
+    if axes.head == "polar":
+        components = axes.projection_["rotations"].shape[-1]
+        shapes = {"projection__x_mean": (dimension,), "projection__x_std": (dimension,),
+                  "projection__rotations": (dimension, components), "projection__basis": (components, 2)}
+    else:
+        shapes = {f"projection__{axis}__{name}": shape for axis in AXES
+                  for name, shape in axes._axis_head(axis).shapes(dimension).items()}
+    for part, head in axes.judgement_.items():
+        shapes.update({f"{part}__{name}": shape for name, shape in head.shapes(dimension).items()})
     return shapes

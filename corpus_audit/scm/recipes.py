@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -10,9 +11,11 @@ import numpy as np
 from corpus_audit import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.judgement import JudgementData, fit_judgement_heads, load_judgement_data
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
+from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
 
 
 @dataclass(frozen=True)
@@ -26,19 +29,25 @@ class Recipe:
     alpha: float = 1e-3
     pairs_per_template: int = 150
     extra_lexicon: str | None = None  # training-only adjectives (lexicons/<lang>/<file>), never test items
+    # Neutral sentences (templates/<lang>/neutral.csv) as a third class of each axis, and the judgement gate and
+    # AQ-27 dimension heads trained on them and templates/<lang>/judgements.csv (scm/judgement.py).
+    judgement: bool = False
+    # Template sentences (trait judgements) added to the gate's judgement class, a sample of this size.
+    gate_template_sentences: int = 600
 
     def make_axes(self) -> SCMAxes:
         return SCMAxes(head=self.head, n_components=self.n_components, C=self.C, hidden_units=self.hidden_units,
-                       alpha=self.alpha)
+                       alpha=self.alpha, neutral=self.judgement)
 
 
 RECIPES = {
     # Fraser et al. (2022) as used by the seed paper: basic templates, PLS + axis-rotated POLAR.
     "reference": Recipe("reference", templates="reference", head="polar", n_components=10, pairs_per_template=400),
-    # Measured best on MiniLM (docs/axes.md): varied affirmative/negated/two-adjective templates, the
-    # extended training lexicon, and the mean of an MLP and a logistic head.
+    # Varied affirmative/negated/two-adjective templates with the extended training lexicon, the mean of an MLP and
+    # a logistic head (measured best on MiniLM, docs/axes.md), neutral text as a third class of each axis so that
+    # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
-                      pairs_per_template=150, extra_lexicon="scm_extended.csv"),
+                      pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True),
 }
 DEFAULT_RECIPE = "default"
 
@@ -108,6 +117,31 @@ class EmbeddingCache:
                      vectors=vectors)
 
 
+def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, templates: LabelledSentences,
+               judgement: JudgementData | None = None, seed: int = 0, metadata: dict | None = None) -> SCMAxes:
+    """Axes fitted by ``recipe`` on the template sentences and, for a judgement recipe, on ``judgement`` data too:
+    its neutral sentences are the axes' third class, its judgements add their SCM reading, and the gate and the
+    dimension heads are fitted on it plus a sample of template sentences (trait judgements of no one dimension)."""
+    if not recipe.judgement:
+        return recipe.make_axes().fit(encode(templates.sentences), templates.targets, metadata=metadata)
+    if judgement is None:
+        raise ValueError(f"recipe {recipe.name!r} needs the judgement training data")
+    unlabelled = np.where(templates.targets == 0, np.nan, templates.targets)  # 0 is the neutral class here
+    _, _, judgement_targets, _ = judgement.arrays()
+    X_templates, X_judgement = encode(templates.sentences), encode(judgement.sentences)
+    axes = recipe.make_axes().fit(np.vstack([X_templates, X_judgement]),
+                                  np.vstack([unlabelled, judgement_targets]), metadata=metadata)
+    sample = np.random.default_rng(seed).permutation(len(templates))[:recipe.gate_template_sentences]
+    gate_data = JudgementData(
+        sentences=judgement.sentences + [templates.sentences[i] for i in sample],
+        category=judgement.category + [CATEGORIES.index(JUDGEMENT)] * len(sample),
+        dimension=judgement.dimension + [0] * len(sample))
+    gate, dimensions = fit_judgement_heads(np.vstack([X_judgement, X_templates[sample]]), gate_data, recipe.head,
+                                           C=recipe.C, hidden_units=recipe.hidden_units, alpha=recipe.alpha,
+                                           random_state=seed)
+    return axes.attach_judgement(gate, dimensions)
+
+
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,
                seed: int = 0) -> SCMAxes:
     """Train axes for ``embedder`` on the whole seed lexicon, with provenance metadata."""
@@ -115,6 +149,7 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
     lexicon_path = lexicon or seed_lexicon_path(lang)
     adjectives = load_seed_lexicon(lexicon_path)
     data = training_sentences(chosen, lang, adjectives, seed=seed)
+    judgement = load_judgement_data(lang) if chosen.judgement else None
     template_set = load_template_set(lang, chosen.templates)
     metadata = {
         "embedder_id": embedder.model_id,
@@ -125,8 +160,9 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
         "templates_sha256": template_set.sha256,
         # Gender/number forms shape the training sentences of languages with agreement.
         "forms_sha256": sha256_file(forms_path) if (forms_path := forms_table_path(lang)).is_file() else None,
-        "n_training_sentences": len(data),
+        "judgement_sha256": judgement.sha256 if judgement else None,
+        "n_training_sentences": len(data) + (len(judgement) if judgement else 0),
         "seed": seed,
         "package_version": __version__,
     }
-    return chosen.make_axes().fit(embedder.encode(data.sentences), data.targets, metadata=metadata)
+    return fit_recipe(chosen, embedder.encode, lang, data, judgement, seed=seed, metadata=metadata)

@@ -1,8 +1,9 @@
-"""Scoring texts on the warmth/competence axes: what model to load (:class:`ModelSpec`, a picklable record that
-engines send to their workers) and the :class:`Scorer` interface that engines implement.
+"""Scoring texts with the instrument (warmth, competence, judgement category probabilities and AQ-27 dimension
+scores: ``OUTPUT_COLUMNS``): what model to load (:class:`ModelSpec`, a picklable record that engines send to their
+workers) and the :class:`Scorer` interface that engines implement.
 
-Every scorer gives :func:`score_texts` results: texts are stripped and cut to ``MAX_TEXT_CHARS``, each distinct
-text is embedded once, blank texts get NaN.
+Every scorer gives :func:`score_texts` results: texts are normalised (:func:`prepare_text`: whitespace runs become
+one space, ends stripped, cut to ``MAX_TEXT_CHARS``), each distinct text is embedded once, blank texts get NaN.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from corpus_audit.common.log import to_stderr
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
 if TYPE_CHECKING:
     from corpus_audit.embed.base import Embedder
@@ -81,30 +83,36 @@ class ScoreSummary:
                 "skipped_examples": self.examples, "model_id": self.model_id, "seconds": self.seconds}
 
 
+def prepare_text(text: str) -> tuple[str, bool]:
+    """The text the instrument embeds: every run of whitespace one space, the ends stripped (with some models a
+    trailing space alone flips the sign of a score), cut to ``MAX_TEXT_CHARS``; and whether it was cut."""
+    text = " ".join(text.split())
+    return (text[:MAX_TEXT_CHARS], True) if len(text) > MAX_TEXT_CHARS else (text, False)
+
+
 def score_texts(texts: list[str], embedder: Embedder, axes: SCMAxes, summary: ScoreSummary | None = None,
                 show_progress: bool | None = None) -> np.ndarray:
-    """(warmth, competence) for each text, shape (n, 2); blank texts get NaN. Each distinct text is embedded once.
+    """The instrument's ``OUTPUT_COLUMNS`` for each text, shape (n, len(OUTPUT_COLUMNS)); blank texts get NaN.
+    Each distinct text is embedded once.
 
     ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
-    return score_with(texts, lambda distinct: axes.transform(embedder.encode(distinct, show_progress=show_progress)),
+    return score_with(texts, lambda distinct: axes.measure(embedder.encode(distinct, show_progress=show_progress)),
                       summary)
 
 
 def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
                summary: ScoreSummary | None = None) -> np.ndarray:
-    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (stripped, cut to
-    ``MAX_TEXT_CHARS``) into points, shape (n_distinct, 2)."""
+    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (:func:`prepare_text`) into
+    scores, shape (n_distinct, len(OUTPUT_COLUMNS))."""
     summary = summary if summary is not None else ScoreSummary()
     prepared = []
     for text in texts:
-        text = text.strip()
-        if len(text) > MAX_TEXT_CHARS:
-            summary.truncated += 1
-            text = text[:MAX_TEXT_CHARS]
+        text, cut = prepare_text(text)
+        summary.truncated += cut
         prepared.append(text)
     distinct = list(dict.fromkeys(t for t in prepared if t))
     summary.distinct_texts = len(distinct)
-    scores = np.full((len(texts), 2), np.nan, dtype=np.float32)
+    scores = np.full((len(texts), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
     if distinct:
         points = project(distinct)
         index = {text: row for row, text in enumerate(distinct)}
@@ -134,11 +142,11 @@ class Scorer(ABC):
 
     @abstractmethod
     def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
-        """:func:`score_texts` of each chunk, shape (len(chunk), 2), in order, as each is ready."""
+        """:func:`score_texts` of each chunk, shape (len(chunk), len(OUTPUT_COLUMNS)), in order, as each is ready."""
 
     @abstractmethod
     def project(self, texts: list[str]) -> np.ndarray:
-        """Points of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`), shape (n, 2)."""
+        """Scores of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`)."""
 
 
 class LocalScorer(Scorer):
@@ -161,4 +169,4 @@ class LocalScorer(Scorer):
     def project(self, texts: list[str]) -> np.ndarray:
         self.start()
         embedder, axes = self._model
-        return axes.transform(embedder.encode(texts))
+        return axes.measure(embedder.encode(texts))

@@ -1,13 +1,17 @@
-"""The score command: read a table, add ``warmth`` and ``competence`` to every row, write it.
+"""The score command: read a table, add the instrument's columns to every row, write it.
 
 Input: ``.txt`` (one sentence per line), ``.csv``/``.tsv``, ``.jsonl``/``.json`` or ``.parquet``, optionally
 compressed (the corpus readers do the parsing and count bad records). Output: ``.csv`` or ``.parquet``,
-written atomically. Identical sentences are embedded once.
+written atomically, every input column in its place, then ``warmth``, ``competence``, the judgement category and
+strength, and the nine AQ-27 dimension scores. Identical sentences are embedded once. As in an audit, each illness
+mention is replaced by the language's mask phrase before embedding (``mask_terms``), so that the scores say
+what the sentence says of people, not what the illness word itself carries.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +21,11 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats, field_text, scrub_surrogates
 from corpus_audit.corpus.readers import read_file, split_format
+from corpus_audit.scm.columns import AXES, OUTPUT_COLUMNS
 from corpus_audit.score.scorer import Scorer, ScoreSummary, score_with
+from corpus_audit.stigma.judgement import CATEGORY_COLUMN, CATEGORY_COLUMNS, TOP_DIMENSION_COLUMN, label_sentences
 
 OUTPUT_FORMATS = (".csv", ".parquet")
-SCORE_COLUMNS = ("warmth", "competence")
 
 
 class ScoreError(UserError):
@@ -36,18 +41,18 @@ def check_output_path(output: str | Path) -> Path:
     return output
 
 
-def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) -> list[dict[str, Any]]:
-    """Records of ``path`` as dicts holding every input column; bad records are counted in ``summary``."""
+def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) -> tuple[list[dict[str, Any]],
+                                                                                          list[str]]:
+    """Records of ``path`` as dicts holding every input column in the input's order, and the text of each; bad
+    records are counted in ``summary``."""
     fmt, _ = split_format(path)
     stats = ReadStats()
-    options = ReaderOptions(text_field=text_column, line_docs=True, strict=strict)
+    options = ReaderOptions(text_field=text_column, line_docs=True, strict=strict, whole_record=True)
     try:
-        if fmt == "txt":
-            rows = [{"line": doc.line, text_column: doc.text} for doc in read_file(path, options, stats)]
-        else:
-            rows = [{text_column: doc.text, **doc.meta} for doc in read_file(path, options, stats)]
+        documents = list(read_file(path, options, stats))
     except CorpusError as error:
         raise ScoreError(str(error)) from None
+    rows = [{"line": doc.line, text_column: doc.text} if fmt == "txt" else doc.meta for doc in documents]
     summary.skipped.update(stats.skipped)
     summary.examples.extend(stats.examples)
     if not rows:
@@ -56,11 +61,13 @@ def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) 
         if any(reason.startswith("missing text field") for reason in stats.skipped):
             raise ScoreError(f"{path}: no record has a text column {text_column!r}; choose it with --text-column")
         raise ScoreError(f"{path}: no readable record ({dict(stats.skipped)})")
-    return rows
+    return rows, [doc.text for doc in documents]
 
 
 def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) -> None:
-    """Write every input column plus the scores to ``output`` (.csv or .parquet), atomically.
+    """Write every input column plus the instrument's columns (``scores``: ``OUTPUT_COLUMNS``; the category and
+    top dimension derived from them) to ``output`` (.csv or .parquet), atomically. An input column with the name of
+    an output column is replaced.
 
     Uncleaned records disagree: a field that is a number in one record and a string, a list or an object in
     another has no Parquet type; such a table is written with its mixed columns as text (JSON for objects and
@@ -72,8 +79,10 @@ def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) ->
 
     frame = pd.DataFrame.from_records([{scrub_surrogates(str(name)): scrub_surrogates(value) if isinstance(value, str)
                                         else value for name, value in row.items()} for row in rows])
-    for column, values in zip(SCORE_COLUMNS, scores.T):
+    for column, values in zip(OUTPUT_COLUMNS, scores.T):
         frame[column] = values
+    frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
+        scores[:, len(AXES):len(AXES) + len(CATEGORY_COLUMNS)], scores[:, len(AXES) + len(CATEGORY_COLUMNS):])
     with atomic_path(output) as tmp:
         if output.suffix.lower() == ".csv":
             _mixed_as_text(frame).to_csv(tmp, index=False)
@@ -93,8 +102,9 @@ def _mixed_as_text(frame: Any) -> Any:
 
 
 def score_file(input_path: str, output: str | Path, scorer: Scorer, text_column: str = "text",
-               strict: bool = False) -> ScoreSummary:
-    """Read ``input_path``, score every row with ``scorer``, write ``output``.
+               strict: bool = False, mask: Callable[[str], str] | None = None) -> ScoreSummary:
+    """Read ``input_path``, score every row with ``scorer``, write ``output``. ``mask`` rewrites each text before
+    it is scored (the illness mentions replaced by the mask phrase); the output keeps the text as it was.
 
     The scorer starts (loads its model, or connects its engine) only once the input is known to hold rows, so a
     bad input fails before the model is loaded. Reading and writing stay in this process.
@@ -102,14 +112,14 @@ def score_file(input_path: str, output: str | Path, scorer: Scorer, text_column:
     output = check_output_path(output)
     summary = ScoreSummary()
     started = time.perf_counter()
-    rows = read_rows(input_path, text_column, strict, summary)
+    rows, texts = read_rows(input_path, text_column, strict, summary)
     summary.rows = len(rows)
     summary.seconds["read"] = time.perf_counter() - started
     started = time.perf_counter()
     scorer.start()  # Ray: connects (the actors load the model while embedding)
     summary.seconds["load_model"] = time.perf_counter() - started
     started = time.perf_counter()
-    scores = score_with([str(row[text_column]) for row in rows], scorer.project, summary)
+    scores = score_with([mask(text) for text in texts] if mask else texts, scorer.project, summary)
     summary.model_id = scorer.model_id or ""
     summary.seconds["embed_and_project"] = time.perf_counter() - started
     started = time.perf_counter()

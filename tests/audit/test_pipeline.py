@@ -20,6 +20,7 @@ from corpus_audit.corpus.select import mask_mentions, select_sentences
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.cli import main
 from corpus_audit.score.scorer import LocalScorer
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
 SAMPLE = str(Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz")
 
@@ -183,8 +184,10 @@ class _HashEmbedder:
 
 
 class _FirstTwoColumns:
-    def transform(self, vectors):
-        return vectors[:, :2]
+    """Axes without a judgement gate: warmth and competence, the other instrument columns NaN."""
+
+    def measure(self, vectors):
+        return np.hstack([vectors[:, :2], np.full((len(vectors), len(OUTPUT_COLUMNS) - 2), np.nan, np.float32)])
 
 
 def loaded(embedder, axes) -> SimpleNamespace:

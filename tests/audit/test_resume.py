@@ -27,6 +27,7 @@ from corpus_audit.embed import model_identity
 from corpus_audit.cli import main
 from corpus_audit.corpus.matcher import default_lexicon_path
 from corpus_audit.score.scorer import LocalScorer
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
 SAMPLE = Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz"
 DRIVER = Path(__file__).parents[1] / "audit_driver.py"
@@ -219,8 +220,10 @@ class _CountingEmbedder:
 
 
 class _Identity:
-    def transform(self, vectors):
-        return vectors
+    """Axes without a judgement gate: the vectors are (warmth, competence), the other columns NaN."""
+
+    def measure(self, vectors):
+        return np.hstack([vectors, np.full((len(vectors), len(OUTPUT_COLUMNS) - 2), np.nan, np.float32)])
 
 
 TEXTS = [f"sentence {i} {'e' * (i % 7)}" for i in range(45)]

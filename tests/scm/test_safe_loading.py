@@ -148,7 +148,7 @@ def test_tampered_axes_content_fails_clearly(saved_axes, tmp_path, tampering):
 
 
 def test_pickled_array_inside_an_axes_file_is_refused(saved_axes, tmp_path):
-    path = rewrite(saved_axes[0], tmp_path / "evil.npz", lambda h: {**h, "arrays": h["arrays"] + ["evil"]},
+    path = rewrite(saved_axes[0], tmp_path / "evil.npz", lambda h: {**h, "arrays": h["arrays"] + ["projection__evil"]},
                    lambda a: {**a, "projection__evil": np.array([print], dtype=object)})  # saved pickled
     with pytest.raises(AxesFileError, match="Object arrays cannot be loaded"):
         SCMAxes.load(path)

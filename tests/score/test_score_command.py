@@ -12,10 +12,40 @@ from click.testing import CliRunner
 
 from corpus_audit.cli import main
 from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
 
 def run(*args: str):
     return CliRunner().invoke(main, list(args))
+
+
+def test_score_masks_illness_mentions_like_an_audit(tmp_path, tiny_st_model, tiny_axes):
+    """With --mask-terms (the default) the illness word is replaced by the mask phrase before embedding: a sentence
+    naming depression scores as the same sentence saying "this condition"; without it, it does not."""
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "People with depression are kind."}\n{"text": "People with this condition are kind."}\n',
+                      encoding="utf-8")
+    scores = {}
+    for flag in ("--mask-terms", "--no-mask-terms"):
+        out = tmp_path / f"{flag}.csv"
+        result = run("score", str(source), "-o", str(out), "--model", tiny_st_model, "--axes", tiny_axes, flag)
+        assert result.exit_code == 0, result.output
+        scores[flag] = pd.read_csv(out)
+    masked, unmasked = scores["--mask-terms"], scores["--no-mask-terms"]
+    assert masked["text"].tolist() == ["People with depression are kind.", "People with this condition are kind."]
+    np.testing.assert_allclose(masked.loc[0, ["warmth", "competence"]], masked.loc[1, ["warmth", "competence"]])
+    assert not np.allclose(unmasked.loc[0, ["warmth", "competence"]], unmasked.loc[1, ["warmth", "competence"]])
+
+
+def test_library_and_command_normalise_whitespace_alike(tiny_st_model, tiny_axes):
+    from corpus_audit.score.scorer import ModelSpec, prepare_text, score_texts
+
+    embedder, axes = ModelSpec("en", tiny_st_model, axes_path=tiny_axes).load()
+    scores = score_texts(["They are kind.", "They are kind. ", "  They\tare\n kind.", " "], embedder, axes)
+    np.testing.assert_array_equal(scores[1], scores[0])
+    np.testing.assert_array_equal(scores[2], scores[0])
+    assert np.isnan(scores[3]).all()
+    assert prepare_text(" a \u00a0 b\n") == ("a b", False) and prepare_text("x" * 6000)[1]
 
 
 def test_axes_train_records_provenance(tiny_axes, tiny_st_model):
@@ -37,8 +67,9 @@ def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_mo
     assert result.exit_code == 0, result.output
     assert "scored 4 of 4 rows (3 distinct texts)" in result.output
     frame = pd.read_parquet(out)
-    assert list(frame.columns) == ["sentence", "id", "extra", "warmth", "competence"]
-    assert frame["extra"].tolist() == ["a", "b", "c", "d"]
+    # the input's columns in their order, then the instrument's (judgement columns empty: reference axes)
+    assert list(frame.columns) == ["id", "sentence", "extra", *OUTPUT_COLUMNS, "category", "top_dimension"]
+    assert frame["extra"].tolist() == ["a", "b", "c", "d"] and frame["judgement_strength"].isna().all()
     np.testing.assert_allclose(frame.loc[0, ["warmth", "competence"]], frame.loc[2, ["warmth", "competence"]])
     assert np.isfinite(frame[["warmth", "competence"]].to_numpy()).all()  # the reference head is unbounded
 

@@ -38,7 +38,8 @@ class RecordConverter:
             return None
         raw_id = record.get(opts.id_field)
         doc_id = scrub_surrogates(str(raw_id)) if raw_id is not None and raw_id != "" else fallback_id
-        meta = {key: value for key, value in record.items() if key != opts.text_field}
+        meta = dict(record) if opts.whole_record else \
+            {key: value for key, value in record.items() if key != opts.text_field}
         return Document(doc_id, scrub_surrogates(text), meta, source, line)
 
 
