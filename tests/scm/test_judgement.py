@@ -134,3 +134,61 @@ def test_labels_come_from_the_most_probable_category_and_the_strongest_dimension
     categories, tops = label_sentences(probabilities, scores)
     assert categories == ["judgement", "self_disclosure", None]
     assert tops == ["Segregation", None, None]
+
+
+class _Recorder:
+    """An embedding cache stand-in: 'embeds' a text as its row number in a lookup the test fills."""
+
+    def __init__(self, rows: dict[str, np.ndarray]) -> None:
+        self.rows, self.seen = rows, []
+
+    def encode(self, texts):
+        self.seen.extend(texts)
+        return np.stack([self.rows[text] for text in texts])
+
+
+class _Passthrough:
+    """Axes whose measurements are the 'embeddings' themselves."""
+
+    judges = True
+
+    def measure(self, X):
+        return np.asarray(X, dtype=np.float32)
+
+
+def test_labelled_validity_masks_flips_rejections_and_scores_the_gate(tmp_path):
+    import pandas as pd
+
+    from corpus_audit.scm.evaluate import labelled_validity
+
+    rows = [  # sentence, offsets, category, warmth, competence, stance, dimension
+        ("People with flu are lazy.", "[[12, 15]]", "judgement", "none", "low", "endorse", "blame"),
+        ("I'm not lazy, it's my anxiety.", "[[22, 29]]", "judgement", "none", "low", "reject", "blame"),
+        ("I had the flu.", "[[10, 13]]", "self_disclosure", "", "", "", ""),
+        ("Is flu common?", "[[3, 6]]", "question", "", "", "", ""),
+    ]
+    path = tmp_path / "labelled.csv"
+    pd.DataFrame(rows, columns=["sentence", "term_offsets", "category", "warmth", "competence", "stance",
+                                "dimension"]).to_csv(path, index=False)
+
+    def measured(w, c, judgement, blame):
+        out = np.zeros(len(OUTPUT_COLUMNS))
+        out[:2] = w, c
+        out[2:2 + len(CATEGORIES)] = [judgement] + [(1 - judgement) / 5] * 5
+        out[2 + len(CATEGORIES) + list(DIMENSION_COLUMNS).index("Blame")] = blame
+        return out
+
+    cache = _Recorder({
+        "People with this condition are lazy.": measured(0.0, -0.6, 0.9, 0.8),
+        "I'm not lazy, it's my this condition.": measured(0.1, -0.4, 0.7, -0.5),  # sign wrong: net is high
+        "I had the this condition.": measured(0.3, 0.4, 0.2, 0.0),
+        "Is this condition common?": measured(0.0, 0.0, 0.1, 0.0),
+    })
+    result = labelled_validity(cache, _Passthrough(), path, "en")
+    assert cache.seen[0] == "People with this condition are lazy."
+    assert result["gate_auc"] == 1.0 and result["n_judgements"] == 2
+    assert result["sign_accuracy"] == 0.5 and result["n_sign_labels"] == 2
+    assert result["neutral_distance"] == pytest.approx(0.25)
+    assert result["top_dimension"] == {"blame": {"blame": 2}}
+    assert result["categories"]["judgement"] == {"judgement": 2}
+    assert result["category_accuracy"] == 0.5  # the self-disclosure reads as a judgement, the question as a disclosure
