@@ -83,6 +83,9 @@ def build(kind: str, max_positions: int | None = None):
 
 def save(kind: str, folder: Path, max_positions: int | None = None) -> Path:
     """Build one anchor model and save it (safetensors) with its tokenizer in ``folder``."""
+    from transformers.utils import logging
+
+    logging.disable_progress_bar()
     model, tok = build(kind, max_positions)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
