@@ -87,7 +87,7 @@ def write_probe_figures(folder: ProbeFolder, scores: pd.DataFrame, dimensions: l
 def write_link_figure(folder: ProbeFolder, dimensions: pd.DataFrame, illnesses: pd.DataFrame) -> list[Path]:
     """Per dimension, corpus vs model difference (one colour per audit); per illness, log corpus frequency vs the
     model's mean score (mental red, physical blue, one marker per audit)."""
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
     markers = "osD^v<>"
     for index, (audit, part) in enumerate(dimensions.groupby("audit", sort=False)):
         left.scatter(part["corpus_difference"], part["model_difference"], marker=markers[index % len(markers)],

@@ -97,9 +97,8 @@ def _plain(correlation: dict[str, Any], unit: str, corpus_side: str, model_side:
     head = (f"{correlation['audit']}: across {n} {unit}, {corpus_side} and {model_side} rank-correlate at "
             f"rho = {rho:+.2f}{interval}, permutation p = {p:.3g}: ")
     if p >= ALPHA:
-        return head + ("no detectable link; the corpus does not explain this side of the model (with so few points "
-                       "only a strong link could show)." if n < 15 else "no detectable link; the corpus does not "
-                                                                         "explain this side of the model.")
+        return head + "no detectable link: on this evidence the corpus does not explain this side of the model" + \
+            (" (with so few points only a strong link could show)." if n < 15 else ".")
     share = round(100 * rho * rho)
     if rho > 0:
         return head + f"the corpus explains about {share}% of the ranking (rho squared), in the same direction."
@@ -172,11 +171,18 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
             if corpus_column in illnesses.columns and lean in illnesses.columns:
                 pairs.append(("illnesses", f"mean {dimension} score vs model's {dimension} lean",
                               illnesses[corpus_column], illnesses[lean], None, None))
+        found = []
         for unit, measure, x, y, corpus_side, model_side in pairs:
             record = _correlation(label, measure, x, y, n_boot, permutations, seed)
             correlations.append(record)
             if corpus_side is not None:
                 verdict.append(_plain(record, unit, corpus_side, model_side))
+                if record["rho"] is not None and record["rho"] > 0 and record["permutation_p"] < ALPHA:
+                    found.append(f"{corpus_side} (rho {record['rho']:+.2f})")
+        tested = sum(corpus_side is not None for _, _, _, _, corpus_side, _ in pairs)
+        verdict.append(f"{label} in short: " + (
+            f"{len(found)} of {tested} links hold: the corpus explains the model through " + "; ".join(found) + "."
+            if found else f"none of {tested} links holds: on this evidence the corpus does not explain the model."))
     verdict.append("A rank correlation is not a cause: the model also learnt from other text, and 9 dimensions give "
                    "a test little power. Dimension-by-dimension correlations of the direct scores are in "
                    "link.json.")
