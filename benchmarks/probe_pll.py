@@ -7,6 +7,7 @@ scorer's own work: tokenising, building masked copies, forward passes and the vo
 
     python benchmarks/probe_pll.py probe [--lang en] [--threads 1] [--device cpu]   # full AQ-27 probe
     python benchmarks/probe_pll.py memory [--max-tokens 2048] [--words 300]         # peak memory, one sentence
+    python benchmarks/probe_pll.py anchors                                          # error against minicons
 
 ``probe`` prints the prompts, distinct sentences, seconds of the score stage and of the whole run, and sentences
 per second. ``memory`` scores one long sentence in this process and prints the peak resident memory while scoring (the
@@ -87,16 +88,42 @@ def memory(args: argparse.Namespace) -> None:
           f"{len(result.tokens) * length * vocabulary * 4 / 1e9:.1f} GB ({vocabulary} x float32 per position)")
 
 
+def anchors(args: argparse.Namespace) -> None:
+    """The largest difference from minicons 0.3.39 over every token and sentence sum of the three anchor models."""
+    import json
+
+    from corpus_audit.probe.pll import METRICS, MaskedLM
+
+    data = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
+    worst = 0.0
+    for kind in tiny_mlm.KINDS:
+        with tempfile.TemporaryDirectory() as tmp:
+            model = MaskedLM.load(str(tiny_mlm.save(kind, Path(tmp) / "model")), threads=args.threads)
+        sentences = [key for key in data[kind] if not key.startswith("_")]
+        for metric in METRICS:
+            token_error = sum_error = 0.0
+            for sentence, result in zip(sentences, model.score(sentences, metric)):
+                expected = data[kind][sentence]
+                token_error = max([token_error] + [abs(score - value) for score, (_, value) in
+                                                   zip(result.scores, expected[f"minicons_tokens_{metric}"])])
+                sum_error = max(sum_error, abs(result.total - expected[f"minicons_sum_{metric}"]))
+            tokens = sum(len(data[kind][s]["tokens"]) for s in sentences)
+            print(f"{kind:<12} {metric:<16} {tokens} tokens: max token error {token_error:.2e}, "
+                  f"max sum error {sum_error:.2e}")
+            worst = max(worst, token_error, sum_error)
+    print(f"largest error {worst:.2e}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["probe", "memory"])
+    parser.add_argument("what", choices=["probe", "memory", "anchors"])
     parser.add_argument("--lang", default="en")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--max-tokens", type=int, default=8192)
     parser.add_argument("--words", type=int, default=300)
     args = parser.parse_args()
-    probe(args) if args.what == "probe" else memory(args)
+    {"probe": probe, "memory": memory, "anchors": anchors}[args.what](args)
 
 
 if __name__ == "__main__":
