@@ -6,7 +6,8 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import LANG_OPTION, PROGRESS_OPTION, _apply, log, show_progress, warn
+from corpus_audit.cli.options import PROGRESS_OPTION, _apply, log, show_progress, warn
+from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
 
@@ -22,7 +23,7 @@ model_options = _apply([
     click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
     click.option("--max-tokens", type=click.IntRange(min=1), default=MAX_TOKENS, show_default=True,
                  help="Memory bound: at most this many tokens (masked copies x padded length) per forward pass. "
-                      "Lower it if a GPU runs out of memory; the scores do not change."),
+                      "Lower it if a GPU runs out of memory; the scores do not change beyond float rounding."),
     click.option("--threads", type=click.IntRange(min=1), default=None,
                  help="CPU threads of torch (default: torch's choice). Use 1 where other processes share the cores: "
                       "it was 13 times faster than 2 on a busy 2-core machine."),
@@ -61,7 +62,8 @@ def score_command(input_path: str, output: str, column: str, model: str, metric:
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
               help="Output folder (scores.parquet, summary.json, dimensions.csv, illnesses.csv, figures, "
                    "report.html). A rerun resumes or skips finished work.")
-@LANG_OPTION
+@click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
+              help="Language of the prompts: picks the bundled questionnaires/LANG/ and lexicons/LANG/illnesses.csv.")
 @model_options
 @click.option("--scope", type=click.Choice(SCOPES), default="sentence", show_default=True,
               help="What is scored: the whole filled sentence (the seed paper's minicons sentence score) or only "
@@ -99,14 +101,18 @@ def aq27_command(outdir: str, **settings: object) -> None:
     summary = run_aq27(AQ27Options(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
     overall = summary.results["overall"]
     click.echo(f"{summary.results['counts']['prompts']} prompts; mental - physical mean score "
-               f"{overall['mean_difference']:+.3f}, Wilcoxon p = {overall['wilcoxon_p']:.3g}, rank-biserial r = "
-               f"{overall['rank_biserial']:+.3f}")
+               f"{_number(overall['mean_difference'], '+.3f')}, Wilcoxon p = {_number(overall['wilcoxon_p'], '.3g')}, "
+               f"rank-biserial r = {_number(overall['rank_biserial'], '+.3f')}")
     for record in summary.results["dimensions"]:
-        p = record["p_bonferroni"]
-        click.echo(f"  {record['dimension']:<14} {record['mean_difference']:+9.3f}  p_bonf = "
-                   f"{'nan' if p is None else f'{p:.3g}':<9} {record['significance']:<4} alpha = "
-                   f"{'nan' if record['alpha'] is None else format(record['alpha'], '.2f')}")
+        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  p_bonf = "
+                   f"{_number(record['p_bonferroni'], '.3g'):<9} {record['significance']:<4} alpha = "
+                   f"{_number(record['alpha'], '.2f')}")
     click.echo(f"wrote {outdir}/report.html")
+
+
+def _number(value: float | None, spec: str) -> str:
+    """A statistic as text; None (a NaN in summary.json) as 'nan'."""
+    return "nan" if value is None else format(value, spec)
 
 
 @click.command("link")

@@ -95,9 +95,7 @@ class MaskedLM:
         self.max_length = self._max_length()
         self._targets: torch.Tensor | None = None
         head = model.get_output_embeddings()
-        # The vocabulary projection sees only each copy's target position (see the module docstring).
-        self._hooked = head is not None
-        if head is not None:
+        if head is not None:  # the vocabulary projection then sees only each copy's target (module docstring)
             head.register_forward_pre_hook(self._keep_targets)
 
     @classmethod

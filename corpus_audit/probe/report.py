@@ -116,7 +116,8 @@ def _results(summary: ProbeSummary) -> str:
 
 
 def _illnesses(summary: ProbeSummary) -> str:
-    records = sorted(summary.results.get("illnesses", []), key=lambda r: -(r["mean_score"] or -math.inf))
+    records = sorted(summary.results.get("illnesses", []),
+                     key=lambda r: -math.inf if r["mean_score"] is None else -r["mean_score"])
     rows = [(r["illness"], r["illness_type"], r["n_prompts"], num(r["mean_score"], 2), num(r["sd_score"], 2))
             for r in records]
     return "<h2>Per illness</h2>" + table(["illness", "type", "prompts", "mean score", "SD"], rows, numeric_from=2)
