@@ -106,7 +106,8 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
                         "lang": options.lang}
         report_inputs = {**score_inputs, "scope": options.scope, "reduce": options.reduce, "n_boot": options.n_boot,
                          "seed": options.seed, "version": __version__}
-        report_outputs = [folder.summary, folder.dimensions, folder.illnesses, folder.report,
+        # report.html is a view of these (``link`` adds a section to it): not a checkpointed output
+        report_outputs = [folder.summary, folder.dimensions, folder.illnesses,
                           *(folder.figure(stem, fmt) for stem in FIGURES for fmt in FIGURE_FORMATS)]
         reason = checkpoints.fresh("score", score_inputs, folder.scores)
         if reason is None:
@@ -117,6 +118,10 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
             report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
             if report_reason is None:
                 log("report: up to date, skipped")
+                if not folder.report.is_file():
+                    from corpus_audit.probe.report import write_report
+
+                    write_report(folder)
                 return folder.read_summary()
             previous = folder.read_summary() if folder.summary.is_file() else None
             model_id = previous.model_id if previous else options.model

@@ -24,14 +24,14 @@ from corpus_audit.common.resources import sha256_bytes
 from corpus_audit.probe.pll import MaskedLM, SentencePLL
 
 #: Sentences per saved chunk: about 20 s of the tiny test models on 2 CPU cores, a few minutes of a base model.
-CHUNK_SENTENCES = 2000
+PART_SENTENCES = 2000
 
 
 class PLLParts:
     """Saved chunks of PLL scores in ``folder`` for the configuration ``key``."""
 
     #: Sentences per chunk (the tests make it small to get several chunks from a few sentences).
-    chunk = CHUNK_SENTENCES
+    chunk = PART_SENTENCES
 
     def __init__(self, folder: Path, key: Any) -> None:
         self.folder = folder

@@ -118,10 +118,12 @@ def test_statistics_match_an_independent_computation(probe_dir):
 def test_a_rerun_skips_and_a_new_reduction_reruns_only_the_report(probe_dir, anchor_models, questionnaire, tmp_path):
     outdir = tmp_path / "out"
     shutil.copytree(probe_dir, outdir)
+    (outdir / "report.html").unlink()
     runner = CliRunner()
     result = runner.invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire))
     assert result.exit_code == 0 and "score: up to date, skipped" in result.stderr
     assert "report: up to date, skipped" in result.stderr
+    assert "Table 2" in (outdir / "report.html").read_text(encoding="utf-8")  # a missing report is rewritten
     result = runner.invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire, "--reduce", "mean"))
     assert result.exit_code == 0 and "report: reduce changed since the last run" in result.stderr
     scores = pd.read_parquet(outdir / "scores.parquet")

@@ -131,6 +131,9 @@ def test_several_audits_are_linked_side_by_side(audit_dir, audit_with_dimensions
 def test_a_new_probe_result_removes_the_stale_link(audit_dir, probe_copy, anchor_models):
     assert run_link(audit_dir, probe_copy).exit_code == 0
     questionnaire = json.loads((probe_copy / "summary.json").read_text())["options"]["questionnaire"]
+    same = CliRunner().invoke(main, probe_args(anchor_models["bert"], probe_copy, questionnaire))
+    assert same.exit_code == 0 and "report: up to date, skipped" in same.stderr  # the link's report section stays
+    assert "How far the corpus explains" in ProbeFolder(probe_copy).report.read_text(encoding="utf-8")
     result = CliRunner().invoke(main, probe_args(anchor_models["bert"], probe_copy, questionnaire, "--seed", "1"))
     assert result.exit_code == 0
     assert "removed the link to audits" in result.stderr
