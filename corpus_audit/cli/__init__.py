@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from corpus_audit import __version__
-from corpus_audit.cli import axes, corpus, outputs
+from corpus_audit.cli import axes, corpus, outputs, probe
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -22,5 +22,5 @@ def main() -> None:
     """
 
 
-for _command in (*corpus.COMMANDS, *outputs.COMMANDS, *axes.COMMANDS):
+for _command in (*corpus.COMMANDS, *outputs.COMMANDS, *axes.COMMANDS, *probe.COMMANDS):
     main.add_command(_command)

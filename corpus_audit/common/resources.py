@@ -1,7 +1,7 @@
-"""Locate the editable data files (lexicons, templates) and the shipped axes; fingerprint files.
+"""Locate the editable data files (lexicons, templates, questionnaires) and the shipped axes; fingerprint files.
 
-Data ships at the top level of the source tree (``lexicons/``, ``templates/``) so that users can read and
-edit it; an installed wheel carries a copy under ``corpus_audit/_data/``.
+Data ships at the top level of the source tree (``lexicons/``, ``templates/``, ``questionnaires/``) so that users
+can read and edit it; an installed wheel carries a copy under ``corpus_audit/_data/``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ SHIPPED_AXES_DIR = _PACKAGE_DIR / "axes"
 
 
 def data_dir(kind: str) -> Path:
-    """Return the directory holding ``kind`` data (``"lexicons"`` or ``"templates"``)."""
+    """Return the directory holding ``kind`` data (``"lexicons"``, ``"templates"`` or ``"questionnaires"``)."""
     for candidate in (_PACKAGE_DIR / "_data" / kind, _PACKAGE_DIR.parent / kind):
         if candidate.is_dir():
             return candidate

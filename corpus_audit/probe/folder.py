@@ -3,6 +3,9 @@ and that the probe report and ``probe/link.py`` read (as :mod:`corpus_audit.audi
 
 - ``scores.parquet``: one row per scored prompt (the model's score of each filled questionnaire item);
 - ``summary.json``: :class:`ProbeSummary`, what was probed, with what, and the statistics;
+- ``dimensions.csv`` and ``illnesses.csv``: the statistics per AQ-27 dimension and per illness, for people and for
+  ``corpus-audit link``;
+- ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv``: what ``corpus-audit link`` found;
 - ``report.html`` and the figures; ``checkpoints.json`` and ``score-parts/`` for resuming, as in an audit.
 """
 
@@ -11,18 +14,41 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.common.errors import UserError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SCORES = "scores.parquet"
 SUMMARY = "summary.json"
 REPORT = "report.html"
 CHECKPOINTS = "checkpoints.json"
 SCORE_PARTS = "score-parts"
+DIMENSIONS = "dimensions.csv"
+ILLNESSES = "illnesses.csv"
+LINK = "link.json"
+LINK_DIMENSIONS = "link_dimensions.csv"
+LINK_ILLNESSES = "link_illnesses.csv"
+#: Figures (stem -> caption), in report order; each is written as every one of FIGURE_FORMATS.
+FIGURES = {
+    "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per AQ-27 "
+                "dimension (the seed paper's Figure 1).",
+    "differences": "Mean score difference, mental - physical, per AQ-27 dimension over the item x noun phrase pairs, "
+                   "with 95% bootstrap CIs (the seed paper's Figure 2); above 0: the model finds the prompts more "
+                   "likely with a mental illness.",
+}
+LINK_FIGURE = "link"
+LINK_CAPTION = ("Left: per AQ-27 dimension, the corpus's mental - physical difference against the model's. Right: per "
+                "illness, how often the corpus mentions it against the model's mean score of its prompts.")
+FIGURE_FORMATS = ("png", "svg")
 #: The parts of summary.json every reader needs.
 _SUMMARY_PARTS = ("probe", "model_id", "lang")
+#: Columns of dimensions.csv and illnesses.csv that the link reads.
+DIMENSION_COLUMNS = ("dimension", "mean_difference")
+ILLNESS_COLUMNS = ("illness", "illness_type", "mean_score")
 
 
 class ProbeOutputError(UserError, ValueError):
@@ -72,6 +98,47 @@ class ProbeFolder:
         self.report = self.path / REPORT
         self.checkpoints = self.path / CHECKPOINTS
         self.score_parts = self.path / SCORE_PARTS
+        self.dimensions = self.path / DIMENSIONS
+        self.illnesses = self.path / ILLNESSES
+        self.link = self.path / LINK
+        self.link_dimensions = self.path / LINK_DIMENSIONS
+        self.link_illnesses = self.path / LINK_ILLNESSES
+
+    def figure(self, stem: str, fmt: str) -> Path:
+        return self.path / f"{stem}.{fmt}"
+
+    def link_files(self) -> list[Path]:
+        """What ``corpus-audit link`` writes in the folder."""
+        return [self.link, self.link_dimensions, self.link_illnesses,
+                *(self.figure(LINK_FIGURE, fmt) for fmt in FIGURE_FORMATS)]
+
+    def existing(self, path: Path) -> Path:
+        """``path``, or :class:`ProbeOutputError` naming it when it does not exist."""
+        if not path.is_file():
+            raise ProbeOutputError(path, f"missing (is {self.path} the output folder of a finished probe? run "
+                                         "corpus-audit probe aq27 first)")
+        return path
+
+    def read_table(self, path: Path, columns: tuple[str, ...]) -> pd.DataFrame:
+        """A CSV or Parquet table of the folder that has ``columns``; :class:`ProbeOutputError` otherwise."""
+        import pandas as pd
+        import pyarrow as pa
+
+        self.existing(path)
+        try:
+            table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        except (OSError, ValueError, pa.ArrowException) as error:  # pandas' parser errors are ValueErrors
+            raise ProbeOutputError(path, f"not a readable table ({error})") from None
+        missing = [name for name in columns if name not in table.columns]
+        if missing:
+            raise ProbeOutputError(path, f"lacks column(s) {', '.join(missing)}")
+        return table
+
+    def read_dimensions(self) -> pd.DataFrame:
+        return self.read_table(self.dimensions, DIMENSION_COLUMNS)
+
+    def read_illnesses(self) -> pd.DataFrame:
+        return self.read_table(self.illnesses, ILLNESS_COLUMNS)
 
     def read_summary(self) -> ProbeSummary:
         if not self.summary.is_file():

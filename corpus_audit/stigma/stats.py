@@ -1,5 +1,7 @@
 """Statistics shared by both wings: two-sample comparisons of one score, the 2-D energy test, bootstrap
-intervals and Holm's correction. Pure functions of arrays: no files, no plotting.
+intervals and Holm's correction (the audit); paired Wilcoxon comparisons, Bonferroni's correction, Cronbach's alpha
+and rank correlations with permutation tests (the probes and the link). Pure functions of arrays: no files, no
+plotting.
 
 * **Small groups never raise.** Every result reports its ``n``; a group smaller than ``MIN_GROUP_SIZE`` adds a
   warning string; a group with 0 or 1 values gives NaN statistics, p-values and intervals.
@@ -212,3 +214,164 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     scaled = (m - np.arange(m)) * p[order]
     adjusted[order] = np.minimum(1.0, np.maximum.accumulate(scaled))
     return adjusted
+
+
+def bonferroni(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Bonferroni adjusted p-values, min(1, m p), m = the number of finite p-values; NaN entries stay NaN."""
+    p = np.asarray(p_values, dtype=float)
+    return np.minimum(1.0, p * np.isfinite(p).sum())
+
+
+# --------------------------------------------------------------------------------------------- paired test
+
+
+@dataclass
+class PairedComparison:
+    """Paired comparison of one score (e.g. a model's PLL of mental vs physical illnesses, paired by prompt).
+
+    ``wilcoxon_statistic`` and ``wilcoxon_p``: two-sided Wilcoxon signed-rank test of the differences a - b
+    (``scipy.stats.wilcoxon``, zero differences dropped). ``rank_biserial``: the matched-pairs rank-biserial
+    correlation (Kerby 2014), (T+ - T-) / (T+ + T-) with T+ and T- the rank sums of the positive and negative
+    differences: **positive when a tends to exceed b**, in [-1, 1]. Both ``mean_difference`` (mean of a - b) and
+    ``rank_biserial`` have percentile-bootstrap CIs over resampled pairs.
+    """
+
+    label_a: str
+    label_b: str
+    n_pairs: int
+    mean_a: float
+    mean_b: float
+    mean_difference: float
+    mean_difference_ci: tuple[float, float]
+    wilcoxon_statistic: float
+    wilcoxon_p: float
+    rank_biserial: float
+    rank_biserial_ci: tuple[float, float]
+    n_boot: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def rank_biserial_paired(differences: np.ndarray) -> np.ndarray:
+    """Matched-pairs rank-biserial correlation of each row of ``differences`` (shape (..., n)); zeros dropped."""
+    d = np.atleast_2d(np.asarray(differences, dtype=float))
+    magnitude = np.where(d == 0, np.nan, np.abs(d))
+    ranks = stats.rankdata(magnitude, axis=-1, nan_policy="omit")
+    ranks = np.where(np.isnan(magnitude), 0.0, ranks)
+    positive, negative = (ranks * (d > 0)).sum(axis=-1), (ranks * (d < 0)).sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (positive - negative) / (positive + negative)
+
+
+def compare_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, label_a: str = "mental",
+                   label_b: str = "physical", n_boot: int = 2000, seed: int = 0) -> PairedComparison:
+    """Compare paired scores ``a[i]`` and ``b[i]`` (shapes (n,)); pairs with a NaN are dropped.
+
+    Statistics are NaN with fewer than 2 pairs or when every difference is 0."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape:
+        raise ValueError(f"paired samples need the same length, not {a.size} and {b.size}")
+    keep = np.isfinite(a) & np.isfinite(b)
+    a, b = a[keep], b[keep]
+    d = a - b
+    nan = float("nan")
+    warnings = size_warnings("pairs", d.size)
+    mean_a, mean_b = (float(v.mean()) if v.size else nan for v in (a, b))
+    statistic = p = r = nan
+    difference_ci = r_ci = (nan, nan)
+    if d.size >= 2 and np.any(d != 0):
+        result = stats.wilcoxon(d, alternative="two-sided")
+        statistic, p = float(result.statistic), float(result.pvalue)
+        r = float(rank_biserial_paired(d)[0])
+        rng = np.random.default_rng(seed)
+        chunk = max(1, _BOOT_CELLS // d.size)
+        means, correlations = np.empty(n_boot), np.empty(n_boot)
+        for start in range(0, n_boot, chunk):
+            k = min(chunk, n_boot - start)
+            resampled = d[rng.integers(0, d.size, size=(k, d.size))]
+            means[start:start + k] = resampled.mean(axis=1)
+            correlations[start:start + k] = rank_biserial_paired(resampled)
+        difference_ci = percentile_ci(means)
+        r_ci = percentile_ci(correlations[np.isfinite(correlations)]) if np.isfinite(correlations).any() \
+            else (nan, nan)
+    return PairedComparison(label_a, label_b, int(d.size), mean_a, mean_b, mean_a - mean_b if d.size else nan,
+                            difference_ci, statistic, p, r, r_ci, n_boot, warnings)
+
+
+# --------------------------------------------------------------------------------------------- reliability
+
+
+def cronbach_alpha(scores: Sequence[Sequence[float]] | np.ndarray) -> float:
+    """Cronbach's alpha of ``scores`` (shape (observations, items)): k / (k - 1) (1 - sum of the item variances /
+    variance of the observation totals), variances with ddof = 1. Rows with a NaN are dropped; NaN with fewer
+    than 2 items, fewer than 2 rows, or totals without variance."""
+    matrix = np.asarray(scores, dtype=float)
+    if matrix.ndim != 2:
+        raise ValueError(f"scores must be a 2-D (observations, items) array, not shape {matrix.shape}")
+    matrix = matrix[np.isfinite(matrix).all(axis=1)]
+    rows, k = matrix.shape
+    if k < 2 or rows < 2:
+        return float("nan")
+    total_variance = matrix.sum(axis=1).var(ddof=1)
+    if total_variance == 0:
+        return float("nan")
+    return float(k / (k - 1) * (1.0 - matrix.var(axis=0, ddof=1).sum() / total_variance))
+
+
+# --------------------------------------------------------------------------------------------- rank correlation
+
+
+@dataclass
+class RankCorrelation:
+    """Spearman rank correlation of paired values (e.g. per illness: corpus frequency and the model's score).
+
+    ``rho`` with a percentile-bootstrap CI over resampled pairs; ``permutation_p``: two-sided permutation test,
+    (count + 1) / (permutations + 1) with count = shuffles of y whose |rho| is at least the observed |rho|."""
+
+    n: int
+    rho: float
+    rho_ci: tuple[float, float]
+    permutation_p: float
+    permutations: int
+    n_boot: int
+    seed: int
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Spearman rho of each row pair of ``x`` and ``y`` (shape (r, n)): Pearson's r of the average ranks."""
+    rx, ry = stats.rankdata(x, axis=-1), stats.rankdata(y, axis=-1)
+    rx, ry = rx - rx.mean(axis=-1, keepdims=True), ry - ry.mean(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rx * ry).sum(axis=-1) / np.sqrt((rx * rx).sum(axis=-1) * (ry * ry).sum(axis=-1))
+
+
+def rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray, *, n_boot: int = 2000,
+                     permutations: int = 9999, seed: int = 0) -> RankCorrelation:
+    """Spearman's rho of ``x`` and ``y`` (shapes (n,)); pairs with a NaN are dropped. NaN with fewer than 3 pairs
+    or a constant variable."""
+    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    nan = float("nan")
+    warnings = [f"only {x.size} pairs: a rank correlation needs at least 3"] if x.size < 3 else \
+        [f"only {x.size} pairs: the correlation and its interval are rough"] if x.size < 10 else []
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return RankCorrelation(int(x.size), nan, (nan, nan), nan, permutations, n_boot, seed, warnings)
+    rho = float(_spearman_rows(x[None], y[None])[0])
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, x.size, size=(n_boot, x.size))
+    replicates = _spearman_rows(x[index], y[index])
+    ci = percentile_ci(replicates[np.isfinite(replicates)])
+    count = 0
+    for start in range(0, permutations, 1000):
+        shuffled = rng.permuted(np.tile(y, (min(1000, permutations - start), 1)), axis=1)
+        count += int((np.abs(_spearman_rows(np.broadcast_to(x, shuffled.shape), shuffled))
+                      >= abs(rho) - 1e-12).sum())
+    return RankCorrelation(int(x.size), rho, ci, (count + 1) / (permutations + 1), permutations, n_boot, seed,
+                           warnings)

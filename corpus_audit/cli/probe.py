@@ -1,0 +1,151 @@
+"""The model-probe commands: ``probe score`` and ``probe aq27`` (a masked language model's pseudo-log-likelihood
+of sentences and of the AQ-27 prompts) and ``link`` (a probe beside the audits of corpora)."""
+
+from __future__ import annotations
+
+import click
+
+from corpus_audit.cli.errors import reports_errors
+from corpus_audit.cli.options import PROGRESS_OPTION, _apply, log, show_progress, warn
+from corpus_audit.languages import LANGUAGE_CODES
+from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
+from corpus_audit.probe.pll import MAX_TOKENS, METRICS
+
+model_options = _apply([
+    click.option("--model", required=True,
+                 help="Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the "
+                      "hub or its local cache) or a local folder saved with save_pretrained. Safetensors weights "
+                      "only: pickled checkpoints (pytorch_model.bin) are refused."),
+    click.option("--metric", type=click.Choice(METRICS), default="within_word_l2r", show_default=True,
+                 help="PLL metric as minicons computes it: within_word_l2r (Kauf & Ivanova 2023; the seed paper's "
+                      "PLL-word-l2r: later pieces of the scored token's word are masked too) or original (only the "
+                      "scored token is masked)."),
+    click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
+    click.option("--max-tokens", type=click.IntRange(min=1), default=MAX_TOKENS, show_default=True,
+                 help="Memory bound: at most this many tokens (masked copies x padded length) per forward pass. "
+                      "Lower it if a GPU runs out of memory; the scores do not change beyond float rounding."),
+    click.option("--threads", type=click.IntRange(min=1), default=None,
+                 help="CPU threads of torch (default: torch's choice). Use 1 where other processes share the cores: "
+                      "it was 13 times faster than 2 on a busy 2-core machine."),
+    PROGRESS_OPTION,
+])
+
+
+@click.group("probe")
+def probe_group() -> None:
+    """Probe language models with questionnaires (pseudo-log-likelihood of masked language models)."""
+
+
+@probe_group.command("score")
+@click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .parquet, .jsonl or .csv (per-token values as lists, or JSON arrays in CSV).")
+@click.option("--column", default="sentence", show_default=True,
+              help="Column of the sentences in a .csv, .jsonl or .parquet INPUT (a .txt INPUT has one per line).")
+@model_options
+@reports_errors("cannot write {output}")
+def score_command(input_path: str, output: str, column: str, model: str, metric: str, device: str, max_tokens: int,
+                  threads: int | None, progress: bool | None) -> None:
+    """Score the sentences of INPUT with a masked language model's pseudo-log-likelihood.
+
+    Writes, per sentence, the PLL (sum of the tokens' log-probabilities), the number of tokens and the per-token
+    values. An interrupted run resumes from OUTPUT.parts/.
+    """
+    from corpus_audit.probe.sentences import score_file
+
+    table = score_file(model, input_path, output, metric=metric, column=column, device=device,
+                       max_tokens=max_tokens, threads=threads, log=log, progress=show_progress(progress))
+    click.echo(f"scored {len(table)} sentences (mean PLL {table['pll'].mean():.3f}); wrote {output}")
+
+
+@probe_group.command("aq27")
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (scores.parquet, summary.json, dimensions.csv, illnesses.csv, figures, "
+                   "report.html). A rerun resumes or skips finished work.")
+@click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
+              help="Language of the prompts: picks the bundled questionnaires/LANG/ and lexicons/LANG/illnesses.csv.")
+@model_options
+@click.option("--scope", type=click.Choice(SCOPES), default="sentence", show_default=True,
+              help="What is scored: the whole filled sentence (the seed paper's minicons sentence score) or only "
+                   "the illness's pieces, in the context of the sentence.")
+@click.option("--reduce", type=click.Choice(REDUCTIONS), default="sum", show_default=True,
+              help="Sum of the pieces' log-probabilities (the PLL as defined) or their mean (minicons' default "
+                   "reduction; removes the length of the illness's name from the comparison).")
+@click.option("--period/--no-period", default=True, show_default=True,
+              help="End each prompt with a full stop (the items are written with one).")
+@click.option("--illnesses", type=click.Choice(ILLNESS_SETS), default="all", show_default=True,
+              help="all: the 22 mental and 22 physical illnesses of the seed paper's list; in-vocabulary: those "
+                   "whose name (less an article) is one token of the model (the paper kept 18 'in the models' "
+                   "vocabulary').")
+@click.option("--questionnaire", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder with aq27.csv, noun_phrases.csv and illnesses.csv instead of the bundled "
+                   "questionnaires/LANG/ (an edited copy).")
+@click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Illness lexicon that gives each illness its type (default: the bundled lexicons/LANG/"
+                   "illnesses.csv).")
+@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap replicates of the confidence intervals.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@reports_errors("cannot write to {outdir}")
+def aq27_command(outdir: str, **settings: object) -> None:
+    """Put the AQ-27 to a masked language model: items x noun phrases x illnesses, each filled prompt scored
+    with PLL; mental vs physical illnesses compared overall and per stigma dimension (seed paper §3.1).
+
+    Wilcoxon signed-rank tests paired by item x noun phrase, Bonferroni over the dimensions, rank-biserial
+    effect sizes with bootstrap CIs, Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness
+    scores and report.html. See docs/probe.md.
+    """
+    from corpus_audit.probe.aq27 import AQ27Options, run_aq27
+
+    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
+    summary = run_aq27(AQ27Options(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
+    overall = summary.results["overall"]
+    click.echo(f"{summary.results['counts']['prompts']} prompts; mental - physical mean score "
+               f"{_number(overall['mean_difference'], '+.3f')}, Wilcoxon p = {_number(overall['wilcoxon_p'], '.3g')}, "
+               f"rank-biserial r = {_number(overall['rank_biserial'], '+.3f')}")
+    for record in summary.results["dimensions"]:
+        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  p_bonf = "
+                   f"{_number(record['p_bonferroni'], '.3g'):<9} {record['significance']:<4} alpha = "
+                   f"{_number(record['alpha'], '.2f')}")
+    click.echo(f"wrote {outdir}/report.html")
+
+
+def _number(value: float | None, spec: str) -> str:
+    """A statistic as text; None (a NaN in summary.json) as 'nan'."""
+    return "nan" if value is None else format(value, spec)
+
+
+@click.command("link")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False),
+                metavar="AUDIT_OUTDIR... PROBE_OUTDIR")
+@click.option("--labels", default=None,
+              help="Comma-separated names of the audits, in order (default: their folder names).")
+@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap replicates of the correlations' confidence intervals.")
+@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+              help="Shuffles of the permutation tests of the correlations.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@reports_errors("cannot write the link")
+def link_command(folders: tuple[str, ...], labels: str | None, n_boot: int, permutations: int, seed: int) -> None:
+    """Put the audits of one or more corpora beside a probe of a model: how far does the corpus explain the model?
+
+    Per AQ-27 dimension: the corpus's mental - physical difference (BIAS-map share; the direct dimension score
+    when the audit has one) beside the model's. Per illness: corpus frequency, warmth, competence (and dimension
+    scores) beside the model's per-illness score. Spearman correlations with bootstrap CIs and permutation tests;
+    link.json, tables and a figure go into PROBE_OUTDIR, and its report.html gains a section.
+    """
+    from corpus_audit.probe.link import link
+
+    if len(folders) < 2:
+        raise click.UsageError("give at least one audit folder and then the probe folder")
+    names = [name.strip() for name in labels.split(",")] if labels else None
+    if names is not None and len(names) != len(folders) - 1:
+        raise click.BadParameter(f"{len(names)} label(s) for {len(folders) - 1} audit(s)", param_hint="--labels")
+    result = link(list(folders[:-1]), folders[-1], labels=names, n_boot=n_boot, permutations=permutations, seed=seed,
+                  log=warn)
+    for line in result["verdict"]:
+        click.echo(line)
+    click.echo(f"wrote {folders[-1]}/link.json and the report section in {folders[-1]}/report.html")
+
+
+COMMANDS = (probe_group, link_command)

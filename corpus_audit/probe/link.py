@@ -1,0 +1,204 @@
+"""``corpus-audit link``: a probe of a model beside the audits of corpora, quantitatively (the seed paper explains
+the model by the corpus densities by eye).
+
+Two units are compared, each with Spearman's rho, a percentile-bootstrap CI and a permutation test
+(:func:`corpus_audit.stigma.stats.rank_correlation`), for each audit separately:
+
+* **AQ-27 dimensions** (9 points): the corpus's mental - physical difference, as the BIAS-map share of the audit's
+  ``aq27.csv`` and, when ``sentences.parquet`` has the instrument's direct dimension scores (``dim_<dimension>``
+  columns), as the difference of their means; beside the model's mean score difference (``dimensions.csv``);
+* **illnesses** (up to 44 points): how many of the corpus's sentences mention the illness, their mean warmth and
+  competence (and mean direct dimension scores), beside the model's mean score of the illness's prompts
+  (``illnesses.csv``). For dimension scores the model's side is the illness's *lean* on that dimension: its mean on
+  the dimension's items less its mean over all items, which takes out how likely the illness's name is by itself.
+
+A sentence whose illness type is "both" counts in each group, as in the audit. Audit folders are read only through
+:mod:`corpus_audit.audit.folder` (the one exception to the wings' independence).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from corpus_audit.audit.folder import AuditFolder
+from corpus_audit.common.atomic import atomic_path, folder_lock, write_text_atomic
+from corpus_audit.common.errors import UserError
+from corpus_audit.common.jsonable import jsonable
+from corpus_audit.common.log import to_stderr
+from corpus_audit.probe.folder import ProbeFolder
+from corpus_audit.stigma.aq27 import DIMENSIONS
+from corpus_audit.stigma.quadrants import group_masks
+from corpus_audit.stigma.stats import rank_correlation
+
+#: Columns of sentences.parquet that hold the instrument's direct score of each AQ-27 dimension, when present.
+DIMENSION_SCORE_COLUMNS = {dimension: f"dim_{dimension.lower()}" for dimension in DIMENSIONS}
+ALPHA = 0.05
+
+
+class LinkError(UserError, ValueError):
+    """The folders given to ``corpus-audit link`` cannot be linked."""
+
+
+def _illness_lists(frame: pd.DataFrame) -> pd.Series:
+    return frame["illnesses"].map(lambda v: [v] if isinstance(v, str) else list(v) if v is not None else [])
+
+
+def corpus_dimensions(folder: AuditFolder, sentences: pd.DataFrame) -> pd.DataFrame:
+    """Per dimension: ``corpus_difference`` (BIAS-map share, mental - physical) and ``corpus_dim_difference`` (mean
+    direct dimension score, mental - physical; NaN when the audit has none)."""
+    aq27 = folder.read_aq27().set_index("dimension")
+    masks = group_masks(sentences)
+    rows = []
+    for dimension in DIMENSIONS:
+        share = (float(aq27.loc[dimension, "share_mental"]) - float(aq27.loc[dimension, "share_physical"])
+                 if dimension in aq27.index else np.nan)
+        column = DIMENSION_SCORE_COLUMNS[dimension]
+        direct = np.nan
+        if column in sentences.columns:
+            values = pd.to_numeric(sentences[column], errors="coerce")
+            direct = float(values[masks["mental"]].mean() - values[masks["physical"]].mean())
+        rows.append({"dimension": dimension, "corpus_difference": share, "corpus_dim_difference": direct})
+    return pd.DataFrame(rows)
+
+
+def corpus_illnesses(sentences: pd.DataFrame) -> pd.DataFrame:
+    """Per illness mentioned: ``corpus_sentences``, ``corpus_warmth``, ``corpus_competence`` and the mean of each
+    direct dimension score column present (``corpus_dim_<dimension>``)."""
+    present = [column for column in DIMENSION_SCORE_COLUMNS.values() if column in sentences.columns]
+    exploded = sentences.assign(illness=_illness_lists(sentences)).explode("illness").dropna(subset=["illness"])
+    numeric = exploded[["warmth", "competence", *present]].apply(pd.to_numeric, errors="coerce")
+    grouped = numeric.assign(illness=exploded["illness"].to_numpy()).groupby("illness")
+    table = grouped.mean().rename(columns={"warmth": "corpus_warmth", "competence": "corpus_competence",
+                                           **{column: f"corpus_{column}" for column in present}})
+    table.insert(0, "corpus_sentences", grouped.size())
+    return table.reset_index()
+
+
+def _correlation(audit: str, measure: str, x: pd.Series, y: pd.Series, n_boot: int, permutations: int,
+                 seed: int) -> dict[str, Any]:
+    result = rank_correlation(x.to_numpy(dtype=float), y.to_numpy(dtype=float), n_boot=n_boot,
+                              permutations=permutations, seed=seed)
+    return {"audit": audit, "measure": measure, **result.to_dict()}
+
+
+def _plain(correlation: dict[str, Any], unit: str, corpus_side: str, model_side: str) -> str:
+    """One sentence that says what a correlation means, without jargon."""
+    rho, p, n = correlation["rho"], correlation["permutation_p"], correlation["n"]
+    if rho is None:
+        return f"{correlation['audit']}: {corpus_side} cannot be compared with {model_side} ({n} usable {unit})."
+    low, high = correlation["rho_ci"] or (None, None)
+    interval = f" [95% CI {low:.2f} to {high:.2f}]" if low is not None and high is not None else ""
+    head = (f"{correlation['audit']}: across {n} {unit}, {corpus_side} and {model_side} rank-correlate at "
+            f"rho = {rho:+.2f}{interval}, permutation p = {p:.3g}: ")
+    if p >= ALPHA:
+        return head + "no detectable link: on this evidence the corpus does not explain this side of the model" + \
+            (" (with so few points only a strong link could show)." if n < 15 else ".")
+    share = round(100 * rho * rho)
+    if rho > 0:
+        return head + f"the corpus explains about {share}% of the ranking (rho squared), in the same direction."
+    return head + f"a link in the opposite direction (about {share}% of the ranking): the corpus does not explain it."
+
+
+def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] | None = None, n_boot: int = 2000,
+         permutations: int = 9999, seed: int = 0, log: Callable[[str], None] = to_stderr) -> dict[str, Any]:
+    """Link the audits to the probe, write ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv`` and the
+    link figure into the probe folder, re-render its ``report.html``, and return what ``link.json`` holds."""
+    from corpus_audit.probe.figures import write_link_figure
+    from corpus_audit.probe.report import write_report
+
+    probe_folder = ProbeFolder(probe)
+    summary = probe_folder.read_summary()
+    if summary.probe != "aq27":
+        raise LinkError(f"{probe_folder.path} is a {summary.probe} probe; the link needs an AQ-27 probe")
+    model_dimensions = probe_folder.read_dimensions()[["dimension", "mean_difference"]].rename(
+        columns={"mean_difference": "model_difference"})
+    model_illnesses = probe_folder.read_illnesses()
+    for dimension in DIMENSIONS:  # the illness's lean on a dimension: its mean there less its mean over all items
+        column = f"mean_{dimension.lower()}"
+        if column in model_illnesses.columns:
+            model_illnesses[f"model_lean_{dimension.lower()}"] = model_illnesses[column] - model_illnesses["mean_score"]
+    model_illnesses = model_illnesses.rename(columns={"mean_score": "model_score"})
+    labels = list(labels) if labels else [Path(path).name or str(path) for path in audits]
+    if len(labels) != len(audits) or len(set(labels)) != len(labels):
+        raise LinkError(f"give one distinct label per audit ({len(audits)} audits, labels: {', '.join(labels)})")
+
+    dimension_tables, illness_tables, correlations, verdict, audit_records = [], [], [], [], []
+    for label, path in zip(labels, audits):
+        folder = AuditFolder(path)
+        audit_summary = folder.read_summary(complete=True)
+        if audit_summary.lang != summary.lang:
+            log(f"{label}: the audit is in {audit_summary.lang!r} and the probe in {summary.lang!r}; illnesses are "
+                "matched by their canonical (English) names")
+        sentences = folder.read_sentences(log=log)
+        audit_records.append({"label": label, "path": str(path), "corpus": audit_summary.corpus_name,
+                              "lang": audit_summary.lang, "sentences": int(len(sentences))})
+        dimensions = corpus_dimensions(folder, sentences).merge(model_dimensions, on="dimension", how="left")
+        dimensions.insert(0, "audit", label)
+        illnesses = model_illnesses.merge(corpus_illnesses(sentences), on="illness", how="left")
+        illnesses["corpus_sentences"] = illnesses["corpus_sentences"].fillna(0).astype(int)
+        illnesses.insert(0, "audit", label)
+        dimension_tables.append(dimensions)
+        illness_tables.append(illnesses)
+
+        # (unit, measure, corpus values, model values, corpus side and model side in words); the per-dimension
+        # correlations of the direct scores stay out of the verdict (link.json has them)
+        pairs = [("dimensions", "BIAS-map share difference (mental - physical) vs model score difference",
+                  dimensions["corpus_difference"], dimensions["model_difference"],
+                  "the corpus's mental - physical gaps (BIAS map)", "the model's gaps"),
+                 ("illnesses", "sentences mentioning the illness vs model mean score",
+                  illnesses["corpus_sentences"], illnesses["model_score"],
+                  "how often the corpus mentions an illness", "the model's score of its prompts"),
+                 ("illnesses", "mean warmth vs model mean score", illnesses["corpus_warmth"],
+                  illnesses["model_score"], "the warmth of the corpus's sentences about an illness",
+                  "the model's score of its prompts"),
+                 ("illnesses", "mean competence vs model mean score", illnesses["corpus_competence"],
+                  illnesses["model_score"], "the competence of the corpus's sentences about an illness",
+                  "the model's score of its prompts")]
+        if dimensions["corpus_dim_difference"].notna().any():
+            pairs.insert(1, ("dimensions", "direct dimension score difference (mental - physical) vs model score "
+                                           "difference", dimensions["corpus_dim_difference"],
+                             dimensions["model_difference"], "the corpus's mental - physical gaps (direct scores)",
+                             "the model's gaps"))
+        for dimension in DIMENSIONS:
+            corpus_column = f"corpus_{DIMENSION_SCORE_COLUMNS[dimension]}"
+            lean = f"model_lean_{dimension.lower()}"
+            if corpus_column in illnesses.columns and lean in illnesses.columns:
+                pairs.append(("illnesses", f"mean {dimension} score vs model's {dimension} lean",
+                              illnesses[corpus_column], illnesses[lean], None, None))
+        found = []
+        for unit, measure, x, y, corpus_side, model_side in pairs:
+            record = _correlation(label, measure, x, y, n_boot, permutations, seed)
+            correlations.append(record)
+            if corpus_side is not None:
+                verdict.append(_plain(record, unit, corpus_side, model_side))
+                if record["rho"] is not None and record["rho"] > 0 and record["permutation_p"] < ALPHA:
+                    found.append(f"{corpus_side} (rho {record['rho']:+.2f})")
+        tested = sum(corpus_side is not None for _, _, _, _, corpus_side, _ in pairs)
+        verdict.append(f"{label} in short: " + (
+            f"{len(found)} of {tested} links hold: the corpus explains the model through " + "; ".join(found) + "."
+            if found else f"none of {tested} links holds: on this evidence the corpus does not explain the model."))
+    verdict.append("A rank correlation is not a cause: the model also learnt from other text, and 9 dimensions give "
+                   "a test little power. Dimension-by-dimension correlations of the direct scores are in "
+                   "link.json.")
+
+    dimensions_table = pd.concat(dimension_tables, ignore_index=True)
+    illnesses_table = pd.concat(illness_tables, ignore_index=True)
+    result = jsonable({"probe": str(probe_folder.path), "model_id": summary.model_id, "audits": audit_records,
+                       "correlations": correlations, "verdict": verdict,
+                       "dimensions": dimensions_table.to_dict(orient="records"), "n_boot": n_boot,
+                       "permutations": permutations, "seed": seed})
+    with folder_lock(probe_folder.path):
+        for path, table in ((probe_folder.link_dimensions, dimensions_table),
+                            (probe_folder.link_illnesses, illnesses_table)):
+            with atomic_path(path) as tmp:
+                table.to_csv(tmp, index=False)
+        write_link_figure(probe_folder, dimensions_table, illnesses_table)
+        write_text_atomic(probe_folder.link, json.dumps(result, indent=2, allow_nan=False))
+        write_report(probe_folder)
+    return result

@@ -1,0 +1,262 @@
+"""Pseudo-log-likelihood (PLL) of sentences under a masked language model, as minicons 0.3.39 computes it.
+
+For each non-special token t of a sentence, one copy of the sentence is made with t masked and the model's log
+softmax at t gives log P(t | rest); the PLL is the sum over tokens (Salazar et al. 2020). Two metrics:
+
+* ``within_word_l2r`` (Kauf & Ivanova 2023, the seed paper's "PLL-word-l2r"): the copy also masks every *later*
+  token of the same word (fast tokenizer ``word_ids``), so a multi-token word is not scored from its own later
+  pieces ("so ##uven ##ir": ``so`` is scored with ``##uven ##ir`` masked too); earlier pieces stay visible;
+* ``original``: only t is masked.
+
+Special tokens (CLS/BOS, SEP/EOS) are context and never scored. What is reproduced, and how the tests check it
+against minicons' own numbers: docs/probe.md.
+
+Two differences from minicons, neither changing a number: the masked copies of many sentences are run in batches
+of at most ``max_tokens`` tokens (padded length x rows) instead of all copies of a batch of sentences at once,
+which exhausts memory on long inputs (300 tokens make 300 copies of 300 tokens); and the vocabulary projection is
+applied only at each copy's masked target, not at every position (a copy needs one row of logits, not L x V).
+
+Models load with ``use_safetensors=True`` only: a pickled checkpoint (``pytorch_model.bin``) can run code when
+loaded and is refused.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from corpus_audit.common.errors import UserError
+from corpus_audit.common.log import to_stderr
+
+if TYPE_CHECKING:
+    import torch
+
+METRICS = ("within_word_l2r", "original")
+#: Default bound on the tokens of one forward pass (rows x padded length). At 8,192 a BERT-base pass holds about
+#: 8,192 x 768 x 4 bytes = 25 MB per hidden layer; the tiny test models are fastest between 4k and 16k.
+MAX_TOKENS = 8192
+
+
+class ModelLoadError(UserError, OSError):
+    """A masked language model or its tokenizer cannot be loaded (not found, not safetensors, no fast tokenizer)."""
+
+
+class SentenceTooLongError(UserError, ValueError):
+    """A sentence has more tokens than the model has positions."""
+
+
+@dataclass
+class SentencePLL:
+    """The PLL of one sentence: ``tokens`` (the tokenizer's pieces, specials left out), ``scores`` (log P of each
+    piece), ``spans`` (start, end) in characters of the *word* each piece belongs to, to select a phrase's pieces."""
+
+    tokens: list[str]
+    scores: list[float]
+    spans: list[tuple[int, int]]
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.scores))
+
+    def span_scores(self, start: int, end: int) -> list[float]:
+        """Scores of the pieces whose word overlaps the characters [start, end) of the sentence."""
+        return [score for score, (s, e) in zip(self.scores, self.spans) if s < end and e > start]
+
+
+def _device(name: str) -> str:
+    import torch
+
+    if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
+        raise ModelLoadError(f"device must be cpu or cuda (or cuda:N), not {name!r}")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ModelLoadError(f"device {name} asked for, but torch sees no CUDA GPU here; use --device cpu")
+    return name
+
+
+class MaskedLM:
+    """A masked language model with its fast tokenizer, loaded by hub name or local folder, safetensors only.
+
+    ``model_id`` names what was loaded (the name or path and, when the hub reported it, the commit).
+    """
+
+    def __init__(self, model: Any, tokenizer: Any, model_id: str, device: str = "cpu") -> None:
+        if not getattr(tokenizer, "is_fast", False):
+            raise ModelLoadError(f"{model_id}: the tokenizer is not a fast (Rust) tokenizer; word-l2r needs its "
+                                 "word_ids()")
+        if tokenizer.mask_token_id is None:
+            raise ModelLoadError(f"{model_id}: the tokenizer has no mask token: not a masked language model")
+        self.model = model.to(_device(device)).eval()
+        self.tokenizer = tokenizer
+        self.model_id = model_id
+        self.device = device
+        self.max_length = self._max_length()
+        self._targets: torch.Tensor | None = None
+        head = model.get_output_embeddings()
+        if head is not None:  # the vocabulary projection then sees only each copy's target (module docstring)
+            head.register_forward_pre_hook(self._keep_targets)
+
+    @classmethod
+    def load(cls, name_or_path: str, device: str = "cpu", log: Callable[[str], None] = to_stderr,
+             threads: int | None = None) -> MaskedLM:
+        """Load ``name_or_path`` (hub name or local folder) with ``AutoModelForMaskedLM``, safetensors only.
+
+        ``threads``: CPU threads of torch (default: torch's choice). On a machine whose cores other processes also
+        use, 1 thread was 13 times faster than 2 for the tiny test models (docs/probe.md)."""
+        import torch
+        from transformers import AutoModelForMaskedLM, AutoTokenizer
+        from transformers.utils import logging as transformers_logging
+
+        if not name_or_path.strip():
+            raise ModelLoadError("no model given: name a masked language model on the hub or a local folder")
+        _device(device)
+        if threads is not None:
+            torch.set_num_threads(threads)
+        transformers_logging.disable_progress_bar()  # its bars would interleave with the probe's own
+        folder = Path(name_or_path).expanduser()
+        if folder.is_dir() and not any(folder.glob("*.safetensors")):
+            pickled = sorted(path.name for path in folder.glob("*.bin")) + sorted(path.name for path in
+                                                                                  folder.glob("*.pt*"))
+            raise ModelLoadError(f"{folder} has no .safetensors weights"
+                                 + (f" (only {', '.join(pickled)}: pickled checkpoints can run code when loaded and "
+                                    "are refused; convert them with safetensors first)" if pickled else ""))
+        source = str(folder) if folder.is_dir() else name_or_path
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
+            model, info = AutoModelForMaskedLM.from_pretrained(source, use_safetensors=True,
+                                                               output_loading_info=True)
+        except (OSError, ValueError, KeyError) as error:
+            raise ModelLoadError(f"cannot load masked language model {name_or_path!r} (safetensors weights and a "
+                                 f"fast tokenizer are needed): {error}") from None
+        missing = info.get("missing_keys") or []
+        if missing:
+            log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
+                f"({', '.join(sorted(missing)[:3])}...): its scores mean nothing")
+        commit = getattr(model.config, "_commit_hash", None)
+        model_id = f"{source}@{commit[:12]}" if commit and not folder.is_dir() else source
+        return cls(model, tokenizer, model_id, device)
+
+    def _max_length(self) -> int:
+        limit = getattr(self.tokenizer, "model_max_length", None)
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        # RoBERTa-style models start positions after the padding index, so they hold 2 fewer tokens.
+        if positions is not None and getattr(self.model.config, "model_type", "") in ("roberta", "xlm-roberta",
+                                                                                       "camembert", "longformer"):
+            positions -= 2
+        candidates = [value for value in (limit, positions) if isinstance(value, int) and 0 < value < 1_000_000]
+        return min(candidates) if candidates else 512
+
+    def _keep_targets(self, module: Any, args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+        import torch
+
+        hidden = args[0]
+        if self._targets is None or hidden.dim() != 3:
+            return None
+        rows = torch.arange(hidden.shape[0], device=hidden.device)
+        return (hidden[rows, self._targets].unsqueeze(1), *args[1:])
+
+    # ------------------------------------------------------------------------------------------------ scoring
+
+    def encode(self, sentences: Sequence[str]) -> list[_Encoded]:
+        """Token ids, word ids, scored positions and word character spans of each sentence."""
+        encodings = self.tokenizer(list(sentences), add_special_tokens=True, return_special_tokens_mask=True)
+        out = []
+        for index, sentence in enumerate(sentences):
+            ids = encodings["input_ids"][index]
+            if len(ids) > self.max_length:
+                raise SentenceTooLongError(f"sentence {index + 1} has {len(ids)} tokens, more than the "
+                                           f"{self.max_length} the model takes: {sentence[:80]!r}...")
+            word_ids = encodings.word_ids(index)
+            special = encodings["special_tokens_mask"][index]
+            positions = [t for t in range(len(ids)) if not special[t]]
+            spans = []
+            for t in positions:
+                word = word_ids[t]
+                chars = encodings.word_to_chars(index, word) if word is not None else None
+                spans.append((chars.start, chars.end) if chars is not None else (0, 0))
+            out.append(_Encoded(ids, word_ids, positions, spans))
+        return out
+
+    def score(self, sentences: Sequence[str], metric: str = "within_word_l2r", max_tokens: int = MAX_TOKENS,
+              progress: bool = False) -> list[SentencePLL]:
+        """The PLL of each sentence, in order. Forward passes hold at most ``max_tokens`` tokens (a sentence longer
+        than that runs one copy per pass)."""
+        import torch
+        from tqdm.auto import tqdm
+
+        if metric not in METRICS:
+            raise ValueError(f"metric must be one of {', '.join(METRICS)}, not {metric!r}")
+        encoded = self.encode(sentences)
+        copies = [(len(enc.ids), index, k) for index, enc in enumerate(encoded) for k in range(len(enc.positions))]
+        copies.sort()  # similar lengths share a pass: little padding
+        scores = [[0.0] * len(enc.positions) for enc in encoded]
+        with torch.inference_mode(), tqdm(total=len(copies), desc="PLL", unit="copy", disable=not progress,
+                                          file=sys.stderr) as bar:
+            for batch in _batches(copies, max_tokens):
+                values = self._forward(batch, encoded, metric)
+                for (_, index, k), value in zip(batch, values):
+                    scores[index][k] = value
+                bar.update(len(batch))
+        return [SentencePLL(self.tokenizer.convert_ids_to_tokens([enc.ids[t] for t in enc.positions]), row,
+                            enc.spans) for enc, row in zip(encoded, scores)]
+
+    def _forward(self, batch: list[tuple[int, int, int]], encoded: list[_Encoded], metric: str) -> list[float]:
+        import torch
+
+        length = max(size for size, _, _ in batch)
+        pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
+        ids = torch.full((len(batch), length), pad, dtype=torch.long)
+        attention = torch.zeros((len(batch), length), dtype=torch.long)
+        targets = torch.empty(len(batch), dtype=torch.long)
+        originals = torch.empty(len(batch), dtype=torch.long)
+        for row, (size, index, k) in enumerate(batch):
+            enc = encoded[index]
+            ids[row, :size] = torch.tensor(enc.ids)
+            attention[row, :size] = 1
+            target = enc.positions[k]
+            targets[row], originals[row] = target, enc.ids[target]
+            ids[row, enc.masked(target, metric)] = self.tokenizer.mask_token_id
+        inputs = {"input_ids": ids, "attention_mask": attention}
+        if "token_type_ids" in self.tokenizer.model_input_names:
+            inputs["token_type_ids"] = torch.zeros_like(ids)
+        inputs = {name: tensor.to(self.device) for name, tensor in inputs.items()}
+        self._targets = targets.to(self.device)
+        try:
+            logits = self.model(**inputs).logits
+        finally:
+            self._targets = None
+        if logits.shape[1] == 1:  # the hook kept the target rows only
+            logits = logits[:, 0]
+        else:  # a head the hook did not reach: every position was projected
+            logits = logits[torch.arange(len(batch), device=logits.device), targets.to(logits.device)]
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        return log_probs.gather(1, originals.to(log_probs.device)[:, None])[:, 0].tolist()
+
+
+@dataclass
+class _Encoded:
+    ids: list[int]
+    word_ids: list[int | None]
+    positions: list[int]
+    spans: list[tuple[int, int]]
+
+    def masked(self, target: int, metric: str) -> list[int]:
+        """Positions masked to score ``target``: itself, and with word-l2r every later piece of its word."""
+        word = self.word_ids[target]
+        if metric == "original" or word is None:
+            return [target]
+        return [target] + [t for t in self.positions if t > target and self.word_ids[t] == word]
+
+
+def _batches(copies: list[tuple[int, int, int]], max_tokens: int) -> Iterator[list[tuple[int, int, int]]]:
+    """Consecutive runs of ``copies`` (sorted by length) whose rows x longest length stays within ``max_tokens``."""
+    batch: list[tuple[int, int, int]] = []
+    for copy in copies:
+        if batch and (len(batch) + 1) * max(copy[0], batch[-1][0]) > max_tokens:
+            yield batch
+            batch = []
+        batch.append(copy)
+    if batch:
+        yield batch

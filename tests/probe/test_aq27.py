@@ -1,0 +1,198 @@
+"""``corpus-audit probe aq27`` on the anchor models with a trimmed questionnaire (4 noun phrases x 6 illnesses):
+the outputs, the statistics recomputed independently, skipping, resuming and the options."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+import tiny_mlm
+from click.testing import CliRunner
+from scipy import stats
+
+from corpus_audit.cli import main
+from corpus_audit.probe import parts as parts_module
+from corpus_audit.probe.aq27 import AQ27Options, run_aq27
+from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, ProbeFolder
+from corpus_audit.probe.pll import MaskedLM
+from corpus_audit.probe.questionnaire import bundled_folder
+
+ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
+NOUN_PHRASES = ("James", "Mary", "a woman", "someone")
+ILLNESSES = ("schizophrenia", "depression", "anxiety", "bronchitis", "asthma", "diabetes")
+
+
+def trimmed(folder, lang="en", noun_phrases=NOUN_PHRASES, illnesses=ILLNESSES):
+    """A copy of the bundled questionnaire with fewer noun phrases and illnesses (every item kept)."""
+    shutil.copytree(bundled_folder(lang), folder)
+    for name, column, keep in (("noun_phrases.csv", "noun_phrase", noun_phrases), ("illnesses.csv", "illness",
+                                                                                     illnesses)):
+        with open(folder / name, newline="", encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle))
+        with open(folder / name, "w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(row for row in rows if row[column] in keep)
+    return folder
+
+
+def probe_args(model, outdir, questionnaire, *extra):
+    return ["probe", "aq27", "--model", model, "--lang", "en", "-o", str(outdir), "--questionnaire",
+            str(questionnaire), "--threads", "1", "--n-boot", "200", "--no-progress", *extra]
+
+
+@pytest.fixture(scope="module")
+def questionnaire(tmp_path_factory):
+    return trimmed(tmp_path_factory.mktemp("questionnaire") / "en")
+
+
+@pytest.fixture(scope="module")
+def probe_dir(anchor_models, questionnaire, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("probe") / "out"
+    result = CliRunner().invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire))
+    assert result.exit_code == 0, result.output
+    assert "prompts; mental - physical mean score" in result.output
+    return outdir
+
+
+def test_the_probe_writes_every_output(probe_dir):
+    folder = ProbeFolder(probe_dir)
+    scores = pd.read_parquet(folder.scores)
+    assert len(scores) == 27 * len(NOUN_PHRASES) * len(ILLNESSES)
+    assert (scores["n_tokens_illness"] >= 1).all() and (scores["pll_illness"] > scores["pll_sentence"]).all()
+    summary = folder.read_summary()
+    assert summary.probe == "aq27" and summary.options["metric"] == "within_word_l2r"
+    assert summary.results["counts"]["illnesses"] == {"mental": 3, "physical": 3}
+    assert len(folder.read_dimensions()) == 9 and len(folder.read_illnesses()) == len(ILLNESSES)
+    for stem in FIGURES:
+        for fmt in FIGURE_FORMATS:
+            assert folder.figure(stem, fmt).stat().st_size > 1000
+    report = folder.report.read_text(encoding="utf-8")
+    assert "Table 2" in report and report.count("data:image/png;base64,") == len(FIGURES)
+
+
+def test_prompt_scores_are_the_anchors(probe_dir):
+    """Item 1 with "a woman" is the anchors' sentence: its stored PLL is minicons' number."""
+    scores = pd.read_parquet(ProbeFolder(probe_dir).scores).set_index(["item", "noun_phrase", "illness"])
+    for illness in ("schizophrenia", "bronchitis"):
+        sentence = f"I would feel aggravated by a woman who has {illness}."
+        row = scores.loc[(1, "a woman", illness)]
+        assert row["sentence"] == sentence
+        assert row["pll_sentence"] == pytest.approx(ANCHORS["bert"][sentence]["minicons_sum_within_word_l2r"],
+                                                    abs=1e-4)
+        pieces = dict(enumerate(ANCHORS["bert"][sentence]["minicons_tokens_within_word_l2r"]))
+        span = [value for index, (token, value) in pieces.items() if index >= 9 and token != "."]  # "has" is 8
+        assert row["pll_illness"] == pytest.approx(sum(span), abs=1e-4)
+        assert row["n_tokens_illness"] == len(span)
+
+
+def test_statistics_match_an_independent_computation(probe_dir):
+    folder = ProbeFolder(probe_dir)
+    scores = pd.read_parquet(folder.scores)
+    summary = folder.read_summary().results
+    # pairs by item x noun phrase: mean over each group's illnesses
+    means = scores.groupby(["item", "noun_phrase", "illness_type"])["pll_sentence"].mean().unstack()
+    expected = stats.wilcoxon(means["mental"], means["physical"])
+    assert summary["overall"]["n_pairs"] == 27 * len(NOUN_PHRASES)
+    assert summary["overall"]["wilcoxon_p"] == pytest.approx(expected.pvalue, rel=1e-9)
+    dimensions = folder.read_dimensions().set_index("dimension")
+    anger = means[means.index.get_level_values("item").isin([1, 4, 12])]
+    p_anger = stats.wilcoxon(anger["mental"], anger["physical"]).pvalue
+    assert dimensions.loc["Anger", "p_bonferroni"] == pytest.approx(min(1.0, 9 * p_anger), rel=1e-9)
+    assert dimensions.loc["Anger", "mean_difference"] == pytest.approx((anger["mental"] - anger["physical"]).mean())
+    # Cronbach's alpha of Fear on the mental illnesses: items 3, 19, 24 over noun phrase x illness
+    fear = scores[scores["item"].isin([3, 19, 24]) & (scores["illness_type"] == "mental")]
+    matrix = fear.pivot_table(index=["noun_phrase", "illness"], columns="item", values="pll_sentence").to_numpy()
+    k = matrix.shape[1]
+    alpha = k / (k - 1) * (1 - matrix.var(axis=0, ddof=1).sum() / matrix.sum(axis=1).var(ddof=1))
+    assert dimensions.loc["Fear", "alpha"] == pytest.approx(alpha)
+    illnesses = folder.read_illnesses().set_index("illness")
+    assert illnesses.loc["asthma", "mean_score"] == pytest.approx(
+        scores.loc[scores["illness"] == "asthma", "pll_sentence"].mean())
+
+
+def test_a_rerun_skips_and_a_new_reduction_reruns_only_the_report(probe_dir, anchor_models, questionnaire, tmp_path):
+    outdir = tmp_path / "out"
+    shutil.copytree(probe_dir, outdir)
+    (outdir / "report.html").unlink()
+    runner = CliRunner()
+    result = runner.invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire))
+    assert result.exit_code == 0 and "score: up to date, skipped" in result.stderr
+    assert "report: up to date, skipped" in result.stderr
+    assert "Table 2" in (outdir / "report.html").read_text(encoding="utf-8")  # a missing report is rewritten
+    result = runner.invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire, "--reduce", "mean"))
+    assert result.exit_code == 0 and "report: reduce changed since the last run" in result.stderr
+    scores = pd.read_parquet(outdir / "scores.parquet")
+    per_token = scores["pll_sentence"] / scores["n_tokens_sentence"]
+    asthma = per_token[scores["illness"] == "asthma"].mean()
+    assert ProbeFolder(outdir).read_illnesses().set_index("illness").loc["asthma", "mean_score"] == \
+        pytest.approx(asthma)
+
+
+def test_an_interrupted_probe_resumes_to_the_same_scores(probe_dir, anchor_models, questionnaire, tmp_path,
+                                                         monkeypatch):
+    monkeypatch.setattr(parts_module.PLLParts, "chunk", 100)
+    real = MaskedLM.score
+    calls = []
+
+    def interrupted(self, *args, **kwargs):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(1)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MaskedLM, "score", interrupted)
+    options = AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1)
+    with pytest.raises(KeyboardInterrupt):
+        run_aq27(options, tmp_path / "out", log=lambda message: None)
+    assert len(list((tmp_path / "out" / "score-parts").glob("part-*.parquet"))) == 2
+    monkeypatch.setattr(MaskedLM, "score", real)
+    messages = []
+    run_aq27(options, tmp_path / "out", log=messages.append)
+    distinct = pd.read_parquet(probe_dir / "scores.parquet")["sentence"].nunique()
+    assert f"score: resumed, 200 of {distinct} sentences were already scored" in messages
+    resumed = pd.read_parquet(tmp_path / "out" / "scores.parquet")
+    expected = pd.read_parquet(probe_dir / "scores.parquet")
+    assert np.allclose(resumed["pll_sentence"], expected["pll_sentence"], atol=1e-4)
+
+
+def test_a_damaged_chunk_is_scored_again(probe_dir, anchor_models, questionnaire, tmp_path):
+    outdir = tmp_path / "out"
+    shutil.copytree(probe_dir, outdir)
+    part = next((outdir / "score-parts").glob("part-*.parquet"))
+    part.write_bytes(part.read_bytes()[:-10])
+    (outdir / "scores.parquet").unlink()
+    messages = []
+    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1),
+             outdir, log=messages.append)
+    assert f"score: {part.name} is damaged (its SHA-256 differs from the one recorded); scoring its sentences " \
+           "again" in messages
+    assert np.allclose(pd.read_parquet(outdir / "scores.parquet")["pll_sentence"],
+                       pd.read_parquet(probe_dir / "scores.parquet")["pll_sentence"], atol=1e-4)
+
+
+def test_in_vocabulary_keeps_single_token_illnesses(anchor_models, questionnaire, tmp_path):
+    summary = run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200,
+                                   illnesses="in-vocabulary", threads=1), tmp_path / "out", log=lambda m: None)
+    kept = set(pd.read_parquet(tmp_path / "out" / "scores.parquet")["illness"])
+    assert kept == {"schizophrenia", "depression", "anxiety", "asthma", "diabetes"}  # "bro ##nch ##itis" is out
+    assert summary.options["illnesses"] == "in-vocabulary"
+
+
+def test_spanish_probe_and_illness_scope(anchor_models, tmp_path):
+    questionnaire = trimmed(tmp_path / "es", "es", ("María", "un individuo"), ("depression", "asthma"))
+    result = CliRunner().invoke(main, ["probe", "aq27", "--model", anchor_models["roberta_bpe"], "--lang", "es",
+                                       "-o", str(tmp_path / "out"), "--questionnaire", str(questionnaire),
+                                       "--scope", "illness", "--no-period", "--threads", "1", "--n-boot", "100"])
+    assert result.exit_code == 0, result.output
+    scores = pd.read_parquet(tmp_path / "out" / "scores.parquet")
+    item13 = scores[(scores["item"] == 13) & (scores["illness"] == "asthma")].set_index("noun_phrase")["sentence"]
+    assert item13.to_dict() == {"María": "Creo que María con asma es peligrosa",
+                                "un individuo": "Creo que un individuo con asma es peligroso"}
+    illnesses = ProbeFolder(tmp_path / "out").read_illnesses().set_index("illness")
+    assert illnesses.loc["asthma", "mean_score"] == pytest.approx(
+        scores.loc[scores["illness"] == "asthma", "pll_illness"].mean())

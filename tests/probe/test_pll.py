@@ -1,0 +1,143 @@
+"""The PLL scorer reproduces minicons 0.3.39 on the three anchor models, token by token, in any batching; its
+forward passes stay within the memory bound on a 300-word sentence; pickled checkpoints are refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import tiny_mlm
+
+from corpus_audit.probe.pll import METRICS, MaskedLM, ModelLoadError, SentenceTooLongError
+
+ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
+TOLERANCE = 1e-4
+
+
+def anchor_sentences(kind: str) -> list[str]:
+    return [key for key in ANCHORS[kind] if not key.startswith("_")]
+
+
+@pytest.mark.parametrize("kind", tiny_mlm.KINDS)
+@pytest.mark.parametrize("metric", METRICS)
+@pytest.mark.parametrize("max_tokens", [8192, 40])  # all copies in one pass / about two copies per pass
+def test_every_anchor_token_is_reproduced(anchor_models, kind, metric, max_tokens):
+    model = MaskedLM.load(anchor_models[kind])
+    sentences = anchor_sentences(kind)
+    results = model.score(sentences, metric, max_tokens=max_tokens)
+    for sentence, result in zip(sentences, results):
+        anchor = ANCHORS[kind][sentence]
+        expected = anchor[f"minicons_tokens_{metric}"]
+        assert result.tokens == anchor["tokens"]
+        assert len(result.scores) == len(expected)
+        for (token, value), score in zip(expected, result.scores):
+            assert score == pytest.approx(value, abs=TOLERANCE), (kind, metric, sentence, token)
+        assert result.total == pytest.approx(anchor[f"minicons_sum_{metric}"], abs=TOLERANCE)
+        # minicons' default reduction is the mean: the same tokens, divided by their number
+        assert result.total / len(result.scores) == pytest.approx(anchor[f"minicons_mean_{metric}"], abs=TOLERANCE)
+
+
+def test_the_metrics_differ_only_on_words_of_several_pieces(anchor_models):
+    model = MaskedLM.load(anchor_models["bert"])
+    one_piece, pieces = "I would feel aggravated by a woman who has schizophrenia.", "The traveler lost the souvenir."
+    (l2r_one, l2r_pieces), (original_one, original_pieces) = (model.score([one_piece, pieces], metric)
+                                                              for metric in METRICS)
+    assert l2r_one.scores == pytest.approx(original_one.scores, abs=1e-6)
+    assert l2r_pieces.tokens[4:7] == ["so", "##uven", "##ir"]
+    # "so" and "##uven" are scored with the later pieces of "souvenir" masked too; "##ir", the last, is not
+    assert abs(l2r_pieces.scores[4] - original_pieces.scores[4]) > 0.1
+    assert abs(l2r_pieces.scores[5] - original_pieces.scores[5]) > 0.1
+    assert l2r_pieces.scores[6] == pytest.approx(original_pieces.scores[6], abs=1e-6)
+
+
+def test_span_scores_select_the_pieces_of_a_phrase(anchor_models):
+    model = MaskedLM.load(anchor_models["roberta_bpe"])
+    sentence = "I would feel aggravated by a woman who has bronchitis."
+    (result,) = model.score([sentence])
+    start = sentence.index("bronchitis")
+    span = result.span_scores(start, start + len("bronchitis"))
+    tokens = [token for token, (s, e) in zip(result.tokens, result.spans) if s < start + 10 and e > start]
+    assert "".join(tokens).lstrip("Ġ") == "bronchitis"
+    assert len(span) == len(tokens) and sum(span) < 0
+
+
+def test_the_memory_bound_holds_on_a_300_word_sentence(long_model):
+    """Every forward pass holds at most max_tokens tokens and the vocabulary projection sees one row per copy
+    (minicons would run all ~300 copies of ~300 tokens at once and project all 90,000 positions)."""
+    model = MaskedLM.load(long_model)
+    words = "the patient who has asthma talked to a friend about their problems".split()
+    sentence = " ".join(words[i % len(words)] for i in range(300)) + "."
+    passes, projected = [], []
+    body = model.model.bert
+    body.register_forward_pre_hook(lambda module, args: passes.append(tuple(args[0].shape)))
+    model.model.get_output_embeddings().register_forward_pre_hook(
+        lambda module, args: projected.append(tuple(args[0].shape)))
+    max_tokens = 2048
+    (bounded,) = model.score([sentence], max_tokens=max_tokens)
+    length = len(bounded.tokens) + 2
+    assert length > 300
+    assert sum(rows for rows, _ in passes) == len(bounded.tokens)  # every copy once
+    assert all(rows * columns <= max_tokens for rows, columns in passes)
+    assert len(passes) >= len(bounded.tokens) * length // max_tokens
+    assert all(shape[1] == 1 for shape in projected)
+    (one_pass,) = model.score([sentence], max_tokens=length * len(bounded.tokens))
+    assert bounded.scores == pytest.approx(one_pass.scores, abs=TOLERANCE)
+
+
+def test_a_sentence_longer_than_the_model_is_refused(anchor_models):
+    model = MaskedLM.load(anchor_models["bert"])
+    with pytest.raises(SentenceTooLongError, match="sentence 2 has .* tokens, more than the 128"):
+        model.score(["short.", "word " * 200])
+
+
+def test_a_pickled_checkpoint_is_refused(anchor_models, tmp_path):
+    """A folder with only pytorch_model.bin (a pickle: loading it can run code) is refused before any loading."""
+    import torch
+
+    model, tokenizer = tiny_mlm.build("bert")
+    folder = tmp_path / "pickled"
+    model.config.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    torch.save(model.state_dict(), folder / "pytorch_model.bin")
+    with pytest.raises(ModelLoadError, match="pytorch_model.bin: pickled checkpoints .* are refused"):
+        MaskedLM.load(str(folder))
+
+
+def test_the_loader_itself_asks_for_safetensors(anchor_models, monkeypatch):
+    """The refusal does not rest on the folder check alone: transformers is asked for safetensors only."""
+    import transformers
+
+    seen = {}
+    real = transformers.AutoModelForMaskedLM.from_pretrained
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(transformers.AutoModelForMaskedLM, "from_pretrained", spy)
+    MaskedLM.load(anchor_models["bert"])
+    assert seen["use_safetensors"] is True
+
+
+@pytest.mark.parametrize("name, message", [("no/such-model-anywhere", "cannot load masked language model"),
+                                           ("", "no model given")])
+def test_an_unknown_model_fails_clearly(name, message):
+    with pytest.raises(ModelLoadError, match=message):
+        MaskedLM.load(name)
+
+
+def test_an_unavailable_device_fails_clearly(anchor_models, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(ModelLoadError, match="no CUDA GPU"):
+        MaskedLM.load(anchor_models["bert"], device="cuda")
+    with pytest.raises(ModelLoadError, match="cpu or cuda"):
+        MaskedLM.load(anchor_models["bert"], device="tpu")
+
+
+def test_a_folder_without_weights_says_so(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelLoadError, match="no .safetensors weights"):
+        MaskedLM.load(str(Path(tmp_path)))
