@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from corpus_audit.engines import EngineOptions
 
 
-def _apply(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+def apply_options(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
     def decorate(command: Any) -> Any:
         for option in reversed(options):
             command = option(command)
@@ -27,7 +27,7 @@ def _apply(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
 LANG_OPTION = click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
                            help="Language: picks the default model, lexicon and templates.")
 
-model_options = _apply([
+model_options = apply_options([
     LANG_OPTION,
     click.option("--model", default=None,
                  help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'use', or any "
@@ -37,7 +37,7 @@ model_options = _apply([
                  help="Sentences per embedding batch."),
 ])
 
-engine_options = _apply([
+engine_options = apply_options([
     click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
                  help="Where filtering and embedding run: 'local' (this process and its worker processes) or 'ray' "
                       "(Ray Data; started inside the command, or a cluster with --ray-address; needs "
@@ -61,7 +61,7 @@ def engine_from(settings: dict[str, Any]) -> EngineOptions:
     return EngineOptions(name, address, concurrency)
 
 
-corpus_options = _apply([
+corpus_options = apply_options([
     click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None,
                  help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
     click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text."),

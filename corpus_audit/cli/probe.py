@@ -6,12 +6,12 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import PROGRESS_OPTION, _apply, log, show_progress, warn
+from corpus_audit.cli.options import PROGRESS_OPTION, apply_options, log, show_progress, warn
 from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
 
-model_options = _apply([
+masked_model_options = apply_options([
     click.option("--model", required=True,
                  help="Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the "
                       "hub or its local cache) or a local folder saved with save_pretrained. Safetensors weights "
@@ -42,7 +42,7 @@ def probe_group() -> None:
               help="Output file: .parquet, .jsonl or .csv (per-token values as lists, or JSON arrays in CSV).")
 @click.option("--column", default="sentence", show_default=True,
               help="Column of the sentences in a .csv, .jsonl or .parquet INPUT (a .txt INPUT has one per line).")
-@model_options
+@masked_model_options
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, column: str, model: str, metric: str, device: str, max_tokens: int,
                   threads: int | None, progress: bool | None) -> None:
@@ -64,7 +64,7 @@ def score_command(input_path: str, output: str, column: str, model: str, metric:
                    "report.html). A rerun resumes or skips finished work.")
 @click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
               help="Language of the prompts: picks the bundled questionnaires/LANG/ and lexicons/LANG/illnesses.csv.")
-@model_options
+@masked_model_options
 @click.option("--scope", type=click.Choice(SCOPES), default="sentence", show_default=True,
               help="What is scored: the whole filled sentence (the seed paper's minicons sentence score) or only "
                    "the illness's pieces, in the context of the sentence.")
