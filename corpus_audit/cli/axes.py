@@ -20,15 +20,17 @@ def axes_group() -> None:
 
 @axes_group.command("train")
 @click.option("--recipe", type=click.Choice(["default", "reference"]), default="default", show_default=True,
-              help="'reference': basic templates, PLS + axis-rotated POLAR (Fraser et al. 2022); "
-                   "'default': the measured-best recipe of this package.")
+              help="'reference': basic templates, PLS + axis-rotated POLAR (Fraser et al. 2022; the seed paper's "
+                   "recipe: no neutral class, no judgement gate); 'default': graded axes centred on neutral text, "
+                   "the judgement gate and the nine AQ-27 dimension heads (docs/instrument.md).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
               help="Where to save the axes (.npz); default: the user cache, where score finds them.")
 @model_options
 @reports_errors()
 def axes_train_command(recipe: str, output: str | None, lang: str, model: str | None, device: str,
                        batch_size: int) -> None:
-    """Train axes for a model on the whole seed lexicon and save them."""
+    """Train the instrument for a model (axes, and for the default recipe the judgement gate and the AQ-27
+    dimension heads) on all of its training data, and save it."""
     from corpus_audit.embed import load_embedder
     from corpus_audit.scm.recipes import train_axes
     from corpus_audit.scm.store import cached_axes_path

@@ -33,11 +33,10 @@ from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.log import to_stderr
 from corpus_audit.probe.folder import ProbeFolder
 from corpus_audit.stigma.aq27 import DIMENSIONS
+from corpus_audit.stigma.judgement import CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT
 from corpus_audit.stigma.quadrants import group_masks
 from corpus_audit.stigma.stats import rank_correlation
 
-#: Columns of sentences.parquet that hold the instrument's direct score of each AQ-27 dimension, when present.
-DIMENSION_SCORE_COLUMNS = {dimension: f"dim_{dimension.lower()}" for dimension in DIMENSIONS}
 ALPHA = 0.05
 
 
@@ -51,14 +50,17 @@ def _illness_lists(frame: pd.DataFrame) -> pd.Series:
 
 def corpus_dimensions(folder: AuditFolder, sentences: pd.DataFrame) -> pd.DataFrame:
     """Per dimension: ``corpus_difference`` (BIAS-map share, mental - physical) and ``corpus_dim_difference`` (mean
-    direct dimension score, mental - physical; NaN when the audit has none)."""
+    direct dimension score of the judgements, as the audit reads it, mental - physical; NaN when the audit has
+    none)."""
     aq27 = folder.read_aq27().set_index("dimension")
+    if CATEGORY_COLUMN in sentences.columns:
+        sentences = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT]
     masks = group_masks(sentences)
     rows = []
     for dimension in DIMENSIONS:
         share = (float(aq27.loc[dimension, "share_mental"]) - float(aq27.loc[dimension, "share_physical"])
                  if dimension in aq27.index else np.nan)
-        column = DIMENSION_SCORE_COLUMNS[dimension]
+        column = DIMENSION_COLUMNS[dimension]
         direct = np.nan
         if column in sentences.columns:
             values = pd.to_numeric(sentences[column], errors="coerce")
@@ -70,7 +72,7 @@ def corpus_dimensions(folder: AuditFolder, sentences: pd.DataFrame) -> pd.DataFr
 def corpus_illnesses(sentences: pd.DataFrame) -> pd.DataFrame:
     """Per illness mentioned: ``corpus_sentences``, ``corpus_warmth``, ``corpus_competence`` and the mean of each
     direct dimension score column present (``corpus_dim_<dimension>``)."""
-    present = [column for column in DIMENSION_SCORE_COLUMNS.values() if column in sentences.columns]
+    present = [column for column in DIMENSION_COLUMNS.values() if column in sentences.columns]
     exploded = sentences.assign(illness=_illness_lists(sentences)).explode("illness").dropna(subset=["illness"])
     numeric = exploded[["warmth", "competence", *present]].apply(pd.to_numeric, errors="coerce")
     grouped = numeric.assign(illness=exploded["illness"].to_numpy()).groupby("illness")
@@ -166,7 +168,7 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
                              dimensions["model_difference"], "the corpus's mental - physical gaps (direct scores)",
                              "the model's gaps"))
         for dimension in DIMENSIONS:
-            corpus_column = f"corpus_{DIMENSION_SCORE_COLUMNS[dimension]}"
+            corpus_column = f"corpus_{DIMENSION_COLUMNS[dimension]}"
             lean = f"model_lean_{dimension.lower()}"
             if corpus_column in illnesses.columns and lean in illnesses.columns:
                 pairs.append(("illnesses", f"mean {dimension} score vs model's {dimension} lean",

@@ -34,6 +34,12 @@ class Recipe:
     judgement: bool = False
     # Template sentences (trait judgements) added to the gate's judgement class, a sample of this size.
     gate_template_sentences: int = 600
+    # The written judgements and neutral sentences count this many times in the axes' training (they are few beside
+    # the template sentences, and closer to real text).
+    judgement_repeats: int = 1
+    # Head of the gate and the dimension classifier (a linear one measured as good as the mean with a network on the
+    # labelled real sentences, at a twentieth of the fitting time).
+    judgement_head: str = "logistic"
 
     def make_axes(self) -> SCMAxes:
         return SCMAxes(head=self.head, n_components=self.n_components, C=self.C, hidden_units=self.hidden_units,
@@ -47,7 +53,7 @@ RECIPES = {
     # a logistic head (measured best on MiniLM, docs/axes.md), neutral text as a third class of each axis so that
     # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
-                      pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True),
+                      pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4),
 }
 DEFAULT_RECIPE = "default"
 
@@ -129,14 +135,16 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
     unlabelled = np.where(templates.targets == 0, np.nan, templates.targets)  # 0 is the neutral class here
     _, _, judgement_targets, _ = judgement.arrays()
     X_templates, X_judgement = encode(templates.sentences), encode(judgement.sentences)
-    axes = recipe.make_axes().fit(np.vstack([X_templates, X_judgement]),
-                                  np.vstack([unlabelled, judgement_targets]), metadata=metadata)
+    repeats = recipe.judgement_repeats
+    axes = recipe.make_axes().fit(np.vstack([X_templates, np.tile(X_judgement, (repeats, 1))]),
+                                  np.vstack([unlabelled, np.tile(judgement_targets, (repeats, 1))]), metadata=metadata)
     sample = np.random.default_rng(seed).permutation(len(templates))[:recipe.gate_template_sentences]
     gate_data = JudgementData(
         sentences=judgement.sentences + [templates.sentences[i] for i in sample],
         category=judgement.category + [CATEGORIES.index(JUDGEMENT)] * len(sample),
         dimension=judgement.dimension + [0] * len(sample))
-    gate, dimensions = fit_judgement_heads(np.vstack([X_judgement, X_templates[sample]]), gate_data, recipe.head,
+    gate, dimensions = fit_judgement_heads(np.vstack([X_judgement, X_templates[sample]]), gate_data,
+                                           recipe.judgement_head,
                                            C=recipe.C, hidden_units=recipe.hidden_units, alpha=recipe.alpha,
                                            random_state=seed)
     return axes.attach_judgement(gate, dimensions)

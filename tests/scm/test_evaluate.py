@@ -99,3 +99,13 @@ def test_evaluate_cli_writes_json_and_gives_the_same_result_from_its_embedding_c
     summary = outputs[0]["recipes"]["reference"]["cross_validation"]
     assert set(summary) == {"basic", "negation", "composition", "syntax"}
     assert all(0 <= stats["mean"] <= 100 for stats in summary.values())
+
+
+@pytest.mark.parametrize("axes_file", sorted(SHIPPED_DIR.glob("*.npz")), ids=lambda p: p.name)
+def test_shipped_axes_carry_the_whole_instrument_and_its_measured_validity(axes_file):
+    from corpus_audit.scm.axes import SCMAxes
+
+    axes = SCMAxes.load(axes_file)
+    assert axes.judges and axes.neutral and axes.metadata_["recipe"]["name"] == "default"
+    record = json.loads(axes_file.with_suffix(".validity.json").read_text(encoding="utf-8"))
+    assert record["judgement"]["gate_auc"] > 0.5 and len(record["labelled"]) == 1
