@@ -213,20 +213,14 @@ class JudgementAnalysis:
 
 
 @dataclass
-class AnalysisResult:
-    """Everything ``analyse`` computes; ``to_dict()`` is JSON-serialisable (tables as lists of records). The top-level
-    fields analyse every sentence; ``judgement`` (None for axes without the judgement gate) the judgements."""
+class AnalysisResult(GroupAnalysis):
+    """Everything ``analyse`` computes; ``to_dict()`` is JSON-serialisable (tables as lists of records). The fields
+    of :class:`GroupAnalysis` analyse every sentence; ``judgement`` (None for axes without the judgement gate) the
+    judgements."""
 
-    n_sentences: int
-    n_unscored: int
-    n_by_type: dict[str, int]  # scored sentences per illness_type value ("both" on its own here)
-    comparisons: dict[str, GroupComparison]
-    joint: EnergyTest
-    quadrants_by_type: pd.DataFrame
-    quadrants_by_illness: pd.DataFrame
-    bias_map: pd.DataFrame
-    warnings: list[str]
-    seed: int
+    n_sentences: int = 0
+    n_unscored: int = 0
+    seed: int = 0
     judgement: JudgementAnalysis | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -282,6 +276,5 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
         part = _group_analysis(judgements, bias_map, seed)
         judgement = JudgementAnalysis(category_shares(scored), part, dimension_scores(judgements, seed=seed))
         warnings += [f"judgements: {warning}" for warning in part.warnings]
-    return AnalysisResult(len(df), n_unscored, every.n_by_type, every.comparisons, every.joint,
-                          every.quadrants_by_type, every.quadrants_by_illness, every.bias_map,
-                          list(dict.fromkeys(warnings + every.warnings)), seed, judgement)
+    return AnalysisResult(**{**vars(every), "warnings": list(dict.fromkeys(warnings + every.warnings))},
+                          n_sentences=len(df), n_unscored=n_unscored, seed=seed, judgement=judgement)
