@@ -53,7 +53,7 @@ def corpus_dimensions(folder: AuditFolder, sentences: pd.DataFrame) -> pd.DataFr
     direct dimension score of the judgements, as the audit reads it, mental - physical; NaN when the audit has
     none)."""
     aq27 = folder.read_aq27().set_index("dimension")
-    if CATEGORY_COLUMN in sentences.columns:
+    if CATEGORY_COLUMN in sentences.columns and sentences[CATEGORY_COLUMN].notna().any():  # the gate ran
         sentences = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT]
     masks = group_masks(sentences)
     rows = []

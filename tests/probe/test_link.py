@@ -35,7 +35,8 @@ def audit_dir(tiny_st_model, tiny_axes, tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def audit_with_dimensions(audit_dir, tmp_path_factory) -> Path:
-    """The same audit with the direct dimension scores a newer audit writes (dim_<dimension> columns)."""
+    """The same audit with the judgement gate's categories and direct dimension scores (dim_<dimension> columns) a
+    newer audit writes: every third sentence a judgement."""
     outdir = tmp_path_factory.mktemp("audit-dims") / "reddit-dims"
     shutil.copytree(audit_dir, outdir)
     sentences = pd.read_parquet(outdir / "sentences.parquet")
@@ -43,6 +44,7 @@ def audit_with_dimensions(audit_dir, tmp_path_factory) -> Path:
     for dimension in DIMENSIONS:
         sentences[f"dim_{dimension.lower()}"] = rng.uniform(0, 1, len(sentences)) + \
             0.3 * (sentences["illness_type"] == "mental")
+    sentences["category"] = np.where(np.arange(len(sentences)) % 3 == 0, "judgement", "self_disclosure")
     sentences.to_parquet(outdir / "sentences.parquet", index=False)
     return outdir
 
@@ -105,6 +107,7 @@ def test_direct_dimension_scores_are_used_when_present(audit_with_dimensions, pr
     folder = ProbeFolder(probe_copy)
     dimensions = pd.read_csv(folder.link_dimensions).set_index("dimension")
     sentences = pd.read_parquet(audit_with_dimensions / "sentences.parquet")
+    sentences = sentences[sentences["category"] == "judgement"]  # the audit reads the dimensions over judgements
     mental = sentences["illness_type"].isin(["mental", "both"])
     physical = sentences["illness_type"].isin(["physical", "both"])
     expected = sentences.loc[mental, "dim_fear"].mean() - sentences.loc[physical, "dim_fear"].mean()
