@@ -11,12 +11,8 @@ goes through ``html.escape``: sentences come from arbitrary user corpora and may
 
 from __future__ import annotations
 
-import base64
-import html
-import itertools
 import json
-import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +21,7 @@ import pandas as pd
 
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
 from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
@@ -48,22 +45,9 @@ TOP_ILLNESSES = 8
 EXAMPLES_PER_ILLNESS = 2
 #: Longer sentences are cut for display (the full text is in sentences.parquet): keeps the report readable.
 MAX_SENTENCE_CHARS = 400
-MISSING = "—"
 
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px;
-       padding: 0 1rem; color: #222; line-height: 1.45; }
-h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; margin-top: 2.2rem; }
-.meta { color: #555; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-tr.small td { color: #8a6d00; } tr.strict td { color: #555; font-style: italic; }
-.warnings { background: #fff4e5; border: 2px solid #e69500; border-radius: 6px; padding: 0.6rem 1rem; }
-.warnings h2 { border: none; margin: 0; color: #a35f00; } .ok { color: #2a7a2a; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9rem; }
-ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
+#: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
+_STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
 .doc { color: #666; font-size: 0.8rem; font-family: ui-monospace, monospace; }
 .score { color: #666; font-size: 0.8rem; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.5rem; }
@@ -102,45 +86,17 @@ def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) ->
 # --------------------------------------------------------------------------------------------- formatting
 
 
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and not math.isfinite(value))
-
-
-def _num(value: Any, digits: int = 3) -> str:
-    return MISSING if _missing(value) else f"{value:.{digits}f}"
-
-
 def _pct(value: Any) -> str:
-    return MISSING if _missing(value) else f"{100 * value:.1f}%"
+    return MISSING if is_missing(value) else f"{100 * value:.1f}%"
 
 
 def _pp(value: Any) -> str:
     """A difference of two shares, in percentage points."""
-    return MISSING if _missing(value) else f"{100 * value:+.1f} pp"
+    return MISSING if is_missing(value) else f"{100 * value:+.1f} pp"
 
 
-def _p(value: Any) -> str:
-    return MISSING if _missing(value) else "< 0.001" if value < 0.001 else f"{value:.3f}"
-
-
-def _with_ci(value: Any, low: Any, high: Any, fmt=_num) -> str:
+def _with_ci(value: Any, low: Any, high: Any, fmt=num) -> str:
     return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
-
-
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric_from: int = 1,
-           row_classes: Iterable[str] | None = None) -> str:
-    """An HTML table of plain-text cells (all escaped); columns from ``numeric_from`` on are right-aligned."""
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    body = []
-    for row, css in zip(rows, row_classes or itertools.repeat("")):
-        cells = "".join(f'<td class="num">{_esc(c)}</td>' if i >= numeric_from else f"<td>{_esc(c)}</td>"
-                        for i, c in enumerate(row))
-        body.append(f'<tr class="{css}">{cells}</tr>' if css else f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _sentence_item(row: pd.Series) -> str:
@@ -148,7 +104,7 @@ def _sentence_item(row: pd.Series) -> str:
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[:MAX_SENTENCE_CHARS].rstrip() + " …"
     illnesses = ", ".join(map(str, _as_list(row.get("illnesses"))))
-    return (f'<li>{_esc(text)} <span class="doc">[{_esc(row["doc_id"])}; {_esc(illnesses)}]</span> '
+    return (f'<li>{esc(text)} <span class="doc">[{esc(row["doc_id"])}; {esc(illnesses)}]</span> '
             f'<span class="score">warmth {row["warmth"]:+.2f}, competence {row["competence"]:+.2f}</span></li>')
 
 
@@ -171,15 +127,15 @@ def _as_list(value: Any) -> list[Any]:
 def _header(summary: AuditSummary) -> str:
     model_id = summary.model_id or "unknown model"
     return (f"<h1>Corpus audit: health-related stigma</h1>"
-            f'<p class="meta">Corpus: <b>{_esc(summary.corpus_name)}</b><br>Model: <b>{_esc(model_id)}</b> · '
-            f'corpus-audit {_esc(summary.package_version)}</p>')
+            f'<p class="meta">Corpus: <b>{esc(summary.corpus_name)}</b><br>Model: <b>{esc(model_id)}</b> · '
+            f'corpus-audit {esc(summary.package_version)}</p>')
 
 
 def _warnings(analysis: dict[str, Any]) -> str:
     warnings = analysis.get("warnings") or []
     if not warnings:
         return '<p class="ok">No warnings: every group has enough sentences for the tests.</p>'
-    items = "".join(f"<li>{_esc(w)}</li>" for w in warnings)
+    items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
     return f'<section class="warnings" id="warnings"><h2>Warnings</h2><ul>{items}</ul></section>'
 
 
@@ -195,18 +151,17 @@ def _counts(summary: AuditSummary) -> str:
             ("distinct sentences scored", score.sentences_scored),
             *((f"scored and analysed: {kind}", scored.get(kind, 0)) for kind in ("mental", "physical", "both")),
             ("left out (no finite score)", analysis.get("n_unscored", 0))]
-    return "<h2>Counts</h2>" + _table(("", "count"), rows)
+    return "<h2>Counts</h2>" + table(("", "count"), rows)
 
 
 def _figure(folder: AuditFolder, stem: str) -> str:
     caption = FIGURES[stem]
     png = folder.figure(stem, "png")
     if png.is_file():
-        data = base64.b64encode(png.read_bytes()).decode("ascii")
-        body = f'<img src="data:image/png;base64,{data}" alt="{_esc(caption)}">'
+        body = embedded_png(png, caption)
     else:
-        body = f'<p class="warnings">{_esc(stem)}.png is missing: run corpus-audit plot</p>'
-    return f'<figure id="fig-{stem}">{body}<figcaption>{_esc(caption)}</figcaption></figure>'
+        body = f'<p class="warnings">{esc(stem)}.png is missing: run corpus-audit plot</p>'
+    return f'<figure id="fig-{stem}">{body}<figcaption>{esc(caption)}</figcaption></figure>'
 
 
 def _figures(folder: AuditFolder) -> str:
@@ -220,31 +175,31 @@ def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") ->
     rows = []
     for score, c in analysis["comparisons"].items():
         low, high = c["mean_difference_ci"]
-        rows.append((score, c["n_a"], c["n_b"], _num(c["mean_a"]), _num(c["mean_b"]),
-                     _with_ci(c["mean_difference"], low, high), _p(c["mann_whitney_p"]), _num(c["rank_biserial"]),
-                     f"{_num(c['ks_statistic'])} (p {_p(c['ks_p'])})"))
-    table = _table(("score", "n mental", "n physical", "mean mental", "mean physical",
-                    "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
+        rows.append((score, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
+                     _with_ci(c["mean_difference"], low, high), p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
+                     f"{num(c['ks_statistic'])} (p {p_value(c['ks_p'])})"))
+    results = table(("score", "n mental", "n physical", "mean mental", "mean physical",
+                     "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
     joint = analysis["joint"]
-    energy = _table(("test", "n mental (used)", "n physical (used)", "energy statistic", "p", "permutations"),
-                    [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
-                      f"{joint['n_b']} ({joint['n_used_b']})", _num(joint["statistic"], 4), _p(joint["p_value"]),
-                      joint["permutations"])])
-    return (f"<h2>{_esc(title)}</h2>"
+    energy = table(("test", "n mental (used)", "n physical (used)", "energy statistic", "p", "permutations"),
+                   [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
+                     f"{joint['n_b']} ({joint['n_used_b']})", num(joint["statistic"], 4), p_value(joint["p_value"]),
+                     joint["permutations"])])
+    return (f"<h2>{esc(title)}</h2>"
             "<p>Sentences mentioning both a mental and a physical illness count in both groups. Rank-biserial r "
             "is positive when mental sentences tend to score lower. The CI is a percentile bootstrap.</p>"
-            f"{table}<h3>2-D energy test</h3><p>Permutation test of equal (warmth, competence) distributions "
+            f"{results}<h3>2-D energy test</h3><p>Permutation test of equal (warmth, competence) distributions "
             f"(groups larger than the cap are subsampled).</p>{energy}")
 
 
 def _shares_table(records: list[dict[str, Any]], first: str) -> str:
     rows = [(r["group"], r["n"], *(_pct(r[q]) for q in QUADRANTS)) for r in records]
     classes = ["small" if r.get("warning") else "" for r in records]
-    return _table((first, "n", *QUADRANTS), rows, row_classes=classes)
+    return table((first, "n", *QUADRANTS), rows, row_classes=classes)
 
 
 def _quadrants(analysis: dict[str, Any], title: str = "Quadrant shares") -> str:
-    return (f"<h2>{_esc(title)}</h2><h3>Per illness type</h3>"
+    return (f"<h2>{esc(title)}</h2><h3>Per illness type</h3>"
             f"{_shares_table(analysis['quadrants_by_type'], 'type')}"
             f"<h3>Per illness</h3><p>Rows in amber have fewer than {MIN_GROUP_SIZE} sentences.</p>"
             f"{_shares_table(analysis['quadrants_by_illness'], 'illness')}")
@@ -274,18 +229,18 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
                                   r[f"{prefix}share_physical_ci_high"], _pct),
                          _with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
                                   r[f"{prefix}difference_ci_high"], _pp),
-                         _p(r[f"{prefix}p_value"]), _p(r[f"{prefix}p_holm"])))
+                         p_value(r[f"{prefix}p_value"]), p_value(r[f"{prefix}p_holm"])))
             classes.append(css)
-    table = _table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
-                    "difference [95% CI]", "Fisher p", "Holm p"), rows, numeric_from=2, row_classes=classes)
+    results = table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
+                     "difference [95% CI]", "Fisher p", "Holm p"), rows, numeric_from=2, row_classes=classes)
     shared = [f"{', '.join(names)} ({region})" for region, names in regions.items() if len(names) > 1]
-    note = (f"<p><b>Rows that share a region are one number, not several findings:</b> {_esc('; '.join(shared))}. "
+    note = (f"<p><b>Rows that share a region are one number, not several findings:</b> {esc('; '.join(shared))}. "
             "The BIAS map ties several dimensions to the same part of the plane, so only the dimension scores "
             "read directly (below) tell them apart.</p>" if shared else "")
-    return (f"<h2>{_esc(title)}</h2><p>Share of each group's sentences in the region of the "
+    return (f"<h2>{esc(title)}</h2><p>Share of each group's sentences in the region of the "
             "warmth/competence plane that the BIAS map links to the dimension (the seed paper's method). "
             "Dimensions whose competence is 'any, or low/high' are scored on the lenient region and shown again on "
-            "the strict one (italics); Holm corrects over the dimensions of each kind of region.</p>" + note + table)
+            "the strict one (italics); Holm corrects over the dimensions of each kind of region.</p>" + note + results)
 
 
 def _categories(analysis: dict[str, Any]) -> str:
@@ -300,22 +255,22 @@ def _categories(analysis: dict[str, Any]) -> str:
             "people (a group, or a person because of their illness), or a mention that judges no one "
             "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
             "judgements: the statistics below are computed over them, with the figures over all sentences after "
-            "them.</p>" + _table(("group", "n", *CATEGORIES), rows))
+            "them.</p>" + table(("group", "n", *CATEGORIES), rows))
 
 
 def _dimensions(judgement: dict[str, Any]) -> str:
-    rows = [(r["dimension"], r["n_mental"], r["n_physical"], _num(r["mean_mental"]), _num(r["mean_physical"]),
-             _with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), _p(r["p_value"]),
-             _p(r["p_holm"]), _pct(r["top_share_mental"]), _pct(r["top_share_physical"]))
+    rows = [(r["dimension"], r["n_mental"], r["n_physical"], num(r["mean_mental"]), num(r["mean_physical"]),
+             _with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), p_value(r["p_value"]),
+             p_value(r["p_holm"]), _pct(r["top_share_mental"]), _pct(r["top_share_physical"]))
             for r in judgement["dimensions"]]
     return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
             "+1 when it endorses the dimension's attitude ('they should be locked away': segregation), −1 when "
             "it rejects it ('they belong in the community'), 0 when it says nothing of it. Means per group, the "
             "difference with a bootstrap CI, Mann–Whitney p (Holm over the nine), and the share of each group's "
             "judgements whose strongest dimension it is.</p>"
-            + _table(("dimension", "n mental", "n physical", "mean mental", "mean physical",
-                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "Holm p", "top dimension: mental",
-                      "top dimension: physical"), rows))
+            + table(("dimension", "n mental", "n physical", "mean mental", "mean physical",
+                     "difference (mental − physical) [95% CI]", "Mann–Whitney p", "Holm p", "top dimension: mental",
+                     "top dimension: physical"), rows))
 
 
 def _judgements(analysis: dict[str, Any]) -> str:
@@ -376,13 +331,13 @@ def _examples_section(sentences: pd.DataFrame, judgements: bool = False) -> str:
         columns = []
         for group in GROUPS:
             central, extreme = quadrant_examples(sentences, group, quadrant)
-            columns.append(f"<div><h4>{_esc(group)}: typical</h4>{_examples(central)}"
-                           f"<h4>{_esc(group)}: most extreme</h4>{_examples(extreme)}</div>")
-        parts.append(f'<h3>{_esc(quadrant)}</h3><div class="grid">{"".join(columns)}</div>')
+            columns.append(f"<div><h4>{esc(group)}: typical</h4>{_examples(central)}"
+                           f"<h4>{esc(group)}: most extreme</h4>{_examples(extreme)}</div>")
+        parts.append(f'<h3>{esc(quadrant)}</h3><div class="grid">{"".join(columns)}</div>')
     parts.append("<h3>Per illness</h3><p>The most frequent illnesses, each with the sentences nearest its mean "
                  "(warmth, competence).</p>")
     for illness, n, frame in illness_examples(sentences):
-        parts.append(f"<h4>{_esc(illness)} ({n} sentences)</h4>{_examples(frame)}")
+        parts.append(f"<h4>{esc(illness)} ({n} sentences)</h4>{_examples(frame)}")
     return "".join(parts)
 
 
@@ -391,18 +346,18 @@ def _method(summary: AuditSummary) -> str:
     recipe = (metadata or {}).get("recipe", {})
     validity = measured_validity(summary.model_id, summary.lang, recipe.get("name"))
     if metadata:
-        axes = (f"Axes file: recipe <b>{_esc(recipe.get('name', '?'))}</b>, head {_esc(recipe.get('head', '?'))}, "
-                f"templates '{_esc(recipe.get('templates', '?'))}', "
-                f"{_esc(metadata.get('n_training_sentences', '?'))} training sentences, trained on "
-                f"{_esc(metadata.get('embedder_id', '?'))}.")
+        axes = (f"Axes file: recipe <b>{esc(recipe.get('name', '?'))}</b>, head {esc(recipe.get('head', '?'))}, "
+                f"templates '{esc(recipe.get('templates', '?'))}', "
+                f"{esc(metadata.get('n_training_sentences', '?'))} training sentences, trained on "
+                f"{esc(metadata.get('embedder_id', '?'))}.")
     else:
         axes = "The axes file of this audit was not found, so its recipe is not shown."
     if validity:
         rows = [(test, VALIDITY_TESTS.get(test, ""), f"{mean:.1f}%")
                 for test, mean in validity["cross_validation_mean"].items()]
-        accuracy = (f"<p>Measured functional accuracy of these axes ({_esc(validity['source'])}; chance is 50% for "
+        accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
-                    + _table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
+                    + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
         accuracy += _judgement_validity(validity)
     else:
         accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
@@ -429,31 +384,31 @@ def _judgement_validity(validity: dict[str, Any]) -> str:
     parts = []
     measured = validity.get("judgement")
     if measured:
-        rows = [("neutral sentences: mean distance from the centre", _num(measured["neutral_distance"], 2)),
-                ("judgements: mean distance from the centre", _num(measured["judgement_distance"], 2)),
-                ("judgement gate: ROC AUC, judgements vs neutral", _num(measured["gate_auc"])),
-                ("graded: rank correlation of written strength (1-3) and score", _num(measured["strength_spearman"], 2)),
+        rows = [("neutral sentences: mean distance from the centre", num(measured["neutral_distance"], 2)),
+                ("judgements: mean distance from the centre", num(measured["judgement_distance"], 2)),
+                ("judgement gate: ROC AUC, judgements vs neutral", num(measured["gate_auc"])),
+                ("graded: rank correlation of written strength (1-3) and score", num(measured["strength_spearman"], 2)),
                 ("AQ-27 dimensions: mean ROC AUC, endorsing sentences vs the rest",
-                 _num(measured["mean_dimension_auc"])),
+                 num(measured["mean_dimension_auc"])),
                 ("top dimension right", _pct(measured["top_dimension_accuracy"]))]
         parts.append(f"<p>Held-out written sentences ({measured['n_judgements']} judgements, "
                      f"{measured['n_neutral']} neutral mentions; cross-validated):</p>"
-                     + _table(("measure", "value"), rows))
+                     + table(("measure", "value"), rows))
     for result in validity.get("labelled") or []:
-        rows = [("judgement gate: ROC AUC, judgements vs the rest", _num(result["gate_auc"])),
+        rows = [("judgement gate: ROC AUC, judgements vs the rest", num(result["gate_auc"])),
                 ("sign of warmth/competence right on judgements", _pct(result["sign_accuracy"])),
-                ("non-judgements: mean distance from the centre", _num(result["neutral_distance"], 2)),
-                ("judgements: mean distance from the centre", _num(result["judgement_distance"], 2)),
+                ("non-judgements: mean distance from the centre", num(result["neutral_distance"], 2)),
+                ("judgements: mean distance from the centre", num(result["judgement_distance"], 2)),
                 ("category right", _pct(result["category_accuracy"]))]
-        parts.append(f"<p>Hand-labelled real sentences ({_esc(result['file'])}: {result['n']} sentences, "
-                     f"{result['n_judgements']} judgements):</p>" + _table(("measure", "value"), rows))
+        parts.append(f"<p>Hand-labelled real sentences ({esc(result['file'])}: {result['n']} sentences, "
+                     f"{result['n_judgements']} judgements):</p>" + table(("measure", "value"), rows))
     return "".join(parts)
 
 
 def _configuration(summary: AuditSummary) -> str:
     rows = [(key, "default" if value is None else json.dumps(value) if isinstance(value, (list, dict)) else value)
             for key, value in summary.options.items()]
-    return "<h2>Configuration</h2>" + _table(("option", "value"), rows, numeric_from=2)
+    return "<h2>Configuration</h2>" + table(("option", "value"), rows, numeric_from=2)
 
 
 def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:

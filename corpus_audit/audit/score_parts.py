@@ -4,8 +4,6 @@ interrupted audit resumes at the first missing chunk."""
 from __future__ import annotations
 
 import io
-import json
-import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,86 +11,49 @@ from typing import Any
 
 import numpy as np
 
-from corpus_audit.common.atomic import write_bytes_atomic, write_text_atomic
-from corpus_audit.common.checkpoints import fingerprint
-from corpus_audit.common.resources import sha256_bytes
+from corpus_audit.common.chunks import SavedChunks
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
 from corpus_audit.score.scorer import CHUNK_SENTENCES, Scorer
 
 
-class ScoreParts:
+class ScoreParts(SavedChunks):
     """The score stage in fixed chunks of sentences, each saved (data-only ``.npy``) as soon as it is scored.
 
     An interrupted audit resumes at the first missing chunk. Chunk boundaries depend only on the sentence
     list, so a resumed run embeds exactly the batches an uninterrupted one would, and gives the same scores.
     ``meta.json`` holds the configuration (``key``), the model that scored the chunks and each chunk's
     SHA-256: chunks of another configuration or model, and damaged or unrecorded chunks, are scored again,
-    saying why.
+    saying why (the bookkeeping: :class:`~corpus_audit.common.chunks.SavedChunks`).
     """
 
     #: Sentences per chunk (the tests make it small to get several chunks from a small corpus).
     chunk = CHUNK_SENTENCES
+    suffix = ".npy"
+    configuration = "input, lexicon, model or options"
 
     def __init__(self, folder: Path, key: str, n_texts: int) -> None:
-        self.folder, self.n_texts = folder, n_texts
-        self.key = fingerprint([key, self.chunk])  # another chunk size would batch the embedding differently
-        self.meta_path = folder / "meta.json"
-        self.model_id: str | None = None
-        self.digests: dict[str, str] = {}
-
-    def _chunk_path(self, index: int) -> Path:
-        return self.folder / f"part-{index:06d}.npy"
-
-    def _load_meta(self, log: Callable[[str], None]) -> None:
-        meta = None
-        if self.meta_path.exists():
-            try:
-                meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
-                if not (isinstance(meta, dict) and isinstance(meta.get("parts", {}), dict)):
-                    raise ValueError("not a score-parts table")
-            except (OSError, ValueError) as error:
-                log(f"score: {self.meta_path} is unreadable ({error}); scoring every chunk again")
-                meta = None
-            else:
-                if meta.get("key") == self.key:
-                    self.model_id, self.digests = meta.get("model_id"), dict(meta.get("parts", {}))
-                    return
-                log("score: discarding saved chunks of another configuration (input, lexicon, model or options)")
-        self.remove()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.model_id, self.digests = None, {}
-
-    def _write_meta(self) -> None:
-        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id,
-                                                      "parts": self.digests}))
+        super().__init__(folder, key)
+        self.n_texts = n_texts
 
     def _saved(self, index: int, rows: int, log: Callable[[str], None]) -> np.ndarray | None:
         """The saved scores of chunk ``index``, or None when it must be scored (missing, damaged, unrecorded)."""
-        path = self._chunk_path(index)
-        recorded = self.digests.get(path.name)
-        if recorded is None or not path.exists():  # never finished, or killed between saving and recording
-            return None
-        try:
-            data = path.read_bytes()
-            if sha256_bytes(data) != recorded:
-                raise ValueError("its SHA-256 differs from the one recorded")
+        def decode(data: bytes) -> np.ndarray:
             scores = np.load(io.BytesIO(data), allow_pickle=False)
             if scores.shape != (rows, len(OUTPUT_COLUMNS)) or scores.dtype != np.float32:
                 raise ValueError(f"shape {scores.shape} {scores.dtype}, expected ({rows}, {len(OUTPUT_COLUMNS)}) "
                                  "float32")
-        except (OSError, ValueError) as error:
-            log(f"score: {path.name} is damaged ({error}); scoring its sentences again")
-            return None
-        return scores
+            return scores
+
+        return self.load_chunk(index, decode, log)
 
     def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool) -> np.ndarray:
         """The instrument's ``OUTPUT_COLUMNS`` per text, shape (n, len(OUTPUT_COLUMNS)): saved chunks are reused, missing ones scored by ``scorer``
         (which loads its model only if a chunk is missing) and saved as each arrives."""
         from tqdm.auto import tqdm
 
-        self._load_meta(log)
+        self.load_meta(log)
         out = np.empty((len(texts), len(OUTPUT_COLUMNS)), dtype=np.float32)
-        spans = [(start, min(start + self.chunk, len(texts))) for start in range(0, len(texts), self.chunk)]
+        spans = self.spans(len(texts))
         missing = []
         for index, (start, end) in enumerate(spans):
             scores = self._saved(index, end - start, log)
@@ -123,16 +84,10 @@ class ScoreParts:
         return out
 
     def _save(self, index: int, scores: np.ndarray, out: np.ndarray, spans: list[tuple[int, int]], bar: Any) -> None:
-        """Save chunk ``index`` and record its digest, only once saved: a kill in between leaves it unrecorded."""
+        """Save chunk ``index`` (then record its digest) and put its scores in ``out``."""
         buffer = io.BytesIO()
         np.save(buffer, scores, allow_pickle=False)
-        path = self._chunk_path(index)
-        write_bytes_atomic(path, buffer.getvalue())
-        self.digests[path.name] = sha256_bytes(buffer.getvalue())
-        self._write_meta()
+        self.save_chunk(index, buffer.getvalue())
         start, end = spans[index]
         out[start:end] = scores
         bar.update(end - start)
-
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)

@@ -11,78 +11,44 @@ an uninterrupted one would.
 from __future__ import annotations
 
 import io
-import json
-import shutil
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from corpus_audit.common.atomic import write_bytes_atomic, write_text_atomic
-from corpus_audit.common.checkpoints import fingerprint
-from corpus_audit.common.resources import sha256_bytes
+from corpus_audit.common.chunks import SavedChunks
 from corpus_audit.probe.pll import MaskedLM, SentencePLL
 
 #: Sentences per saved chunk: about 20 s of the tiny test models on 2 CPU cores, a few minutes of a base model.
 PART_SENTENCES = 2000
 
 
-class PLLParts:
-    """Saved chunks of PLL scores in ``folder`` for the configuration ``key``."""
+class PLLParts(SavedChunks):
+    """Saved chunks of PLL scores in ``folder`` for the configuration ``key`` (the bookkeeping:
+    :class:`~corpus_audit.common.chunks.SavedChunks`)."""
 
     #: Sentences per chunk (the tests make it small to get several chunks from a few sentences).
     chunk = PART_SENTENCES
-
-    def __init__(self, folder: Path, key: Any) -> None:
-        self.folder = folder
-        self.key = fingerprint([key, self.chunk])
-        self.meta_path = folder / "meta.json"
-        self.model_id: str | None = None
-        self.digests: dict[str, str] = {}
-
-    def _path(self, index: int) -> Path:
-        return self.folder / f"part-{index:06d}.parquet"
-
-    def _load_meta(self, log: Callable[[str], None]) -> None:
-        if self.meta_path.exists():
-            try:
-                meta = json.loads(self.meta_path.read_text(encoding="utf-8"))
-                if not (isinstance(meta, dict) and isinstance(meta.get("parts", {}), dict)):
-                    raise ValueError("not a score-parts table")
-            except (OSError, ValueError) as error:
-                log(f"score: {self.meta_path} is unreadable ({error}); scoring every chunk again")
-            else:
-                if meta.get("key") == self.key:
-                    self.model_id, self.digests = meta.get("model_id"), dict(meta.get("parts", {}))
-                    return
-                log("score: discarding saved chunks of another configuration (model, metric or sentences)")
-        self.remove()
-        self.folder.mkdir(parents=True, exist_ok=True)
+    suffix = ".parquet"
+    configuration = "model, metric or sentences"
 
     def _saved(self, index: int, sentences: list[str], log: Callable[[str], None]) -> list[SentencePLL] | None:
         """The saved scores of chunk ``index``, or None when it must be scored (missing, damaged, unrecorded)."""
         import pandas as pd
 
-        path = self._path(index)
-        recorded = self.digests.get(path.name)
-        if recorded is None or not path.exists():  # never finished, or killed between saving and recording
-            return None
-        try:
-            data = path.read_bytes()
-            if sha256_bytes(data) != recorded:
-                raise ValueError("its SHA-256 differs from the one recorded")
+        def decode(data: bytes) -> pd.DataFrame:
             frame = pd.read_parquet(io.BytesIO(data))
             if frame["sentence"].tolist() != sentences:
                 raise ValueError("it holds other sentences")
-        except (OSError, ValueError, KeyError) as error:
-            log(f"score: {path.name} is damaged ({error}); scoring its sentences again")
+            return frame
+
+        frame = self.load_chunk(index, decode, log)
+        if frame is None:
             return None
         return [SentencePLL(list(tokens), [float(v) for v in scores], list(zip(map(int, starts), map(int, ends))))
                 for tokens, scores, starts, ends in frame[["tokens", "scores", "word_start", "word_end"]]
                 .itertuples(index=False)]
 
     def _save(self, index: int, sentences: list[str], results: list[SentencePLL]) -> None:
-        """Save chunk ``index`` and record its digest, only once saved: a kill in between leaves it unrecorded."""
+        """Save chunk ``index`` as a Parquet table (then record its digest)."""
         import pandas as pd
 
         frame = pd.DataFrame({"sentence": sentences, "tokens": [r.tokens for r in results],
@@ -91,11 +57,7 @@ class PLLParts:
                               "word_end": [[e for _, e in r.spans] for r in results]})
         buffer = io.BytesIO()
         frame.to_parquet(buffer, index=False)
-        path = self._path(index)
-        write_bytes_atomic(path, buffer.getvalue())
-        self.digests[path.name] = sha256_bytes(buffer.getvalue())
-        write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id,
-                                                      "parts": self.digests}))
+        self.save_chunk(index, buffer.getvalue())
 
     def score(self, sentences: list[str], load: Callable[[], MaskedLM], metric: str, max_tokens: int,
               log: Callable[[str], None], progress: bool) -> list[SentencePLL]:
@@ -103,8 +65,8 @@ class PLLParts:
         returns (called only if a chunk is missing) and saved as each is done."""
         from tqdm.auto import tqdm
 
-        self._load_meta(log)
-        spans = [(start, min(start + self.chunk, len(sentences))) for start in range(0, len(sentences), self.chunk)]
+        self.load_meta(log)
+        spans = self.spans(len(sentences))
         out: list[SentencePLL | None] = [None] * len(sentences)
         missing = []
         for index, (start, end) in enumerate(spans):
@@ -132,6 +94,3 @@ class PLLParts:
                     out[start:end] = results
                     bar.update(end - start)
         return out  # type: ignore[return-value]
-
-    def remove(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)

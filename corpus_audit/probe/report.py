@@ -5,80 +5,44 @@ link`` has run, ``link.json``); every text that comes from data (illness names, 
 
 from __future__ import annotations
 
-import base64
-import html
 import json
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
 from corpus_audit.probe.folder import FIGURES, LINK_CAPTION, LINK_FIGURE, ProbeFolder, ProbeSummary
 
-MISSING = "—"
-_STYLE = """
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto; max-width: 1100px;
-       padding: 0 1rem; color: #222; line-height: 1.45; }
-h1 { margin-bottom: 0.2rem; } h2 { border-bottom: 2px solid #ddd; padding-bottom: 0.2rem; margin-top: 2.2rem; }
-.meta { color: #555; margin-top: 0; }
-table { border-collapse: collapse; margin: 0.8rem 0; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-.warnings { background: #fff4e5; border: 2px solid #e69500; border-radius: 6px; padding: 0.6rem 1rem; }
-.verdict { background: #eef4fb; border-left: 4px solid #3b73b9; padding: 0.6rem 1rem; }
-figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9rem; }
+#: The shared base style, then the probe's own rule (the link's verdict box).
+_STYLE = BASE_STYLE + """.verdict { background: #eef4fb; border-left: 4px solid #3b73b9; padding: 0.6rem 1rem; }
 """
 
 
-def _esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or (isinstance(value, float) and not math.isfinite(value))
-
-
-def num(value: Any, digits: int = 3) -> str:
-    return MISSING if _missing(value) else f"{value:.{digits}f}"
-
-
-def p_value(value: Any) -> str:
-    return MISSING if _missing(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
-
-
 def with_ci(value: Any, ci: Sequence[Any] | None, digits: int = 3) -> str:
-    if _missing(value):
+    """A value and its confidence interval; the value alone where the interval is missing (too few pairs)."""
+    if is_missing(value):
         return MISSING
-    if not ci or any(_missing(v) for v in ci):
+    if not ci or any(is_missing(v) for v in ci):
         return num(value, digits)
     return f"{num(value, digits)} [{num(ci[0], digits)}, {num(ci[1], digits)}]"
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric_from: int = 1) -> str:
-    """An HTML table; cells are escaped, columns from ``numeric_from`` on are right-aligned."""
-    head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f'<td class="num">{_esc(c)}</td>' if i >= numeric_from else f"<td>{_esc(c)}</td>"
-                                    for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
 def figure(path: Path, caption: str) -> str:
+    """A figure embedded in the page, or a line saying it is missing (the report still renders without it)."""
     if not path.is_file():
-        return f"<p><em>Figure missing: {_esc(path.name)}</em></p>"
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{_esc(caption)}">'
-            f"<figcaption>{_esc(caption)}</figcaption></figure>")
+        return f"<p><em>Figure missing: {esc(path.name)}</em></p>"
+    return f"<figure>{embedded_png(path, caption)}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
 def _header(summary: ProbeSummary) -> str:
     options = summary.options
-    return (f"<h1>AQ-27 probe of {_esc(summary.model_id)}</h1>"
-            f'<p class="meta">Language {_esc(summary.lang)} · PLL metric {_esc(options.get("metric"))} · score: '
-            f'{_esc(options.get("scope"))} {_esc(options.get("reduce"))} · trailing period '
-            f'{"yes" if options.get("period") else "no"} · illnesses {_esc(options.get("illnesses"))} · '
-            f"corpus-audit {_esc(summary.package_version)}</p>")
+    return (f"<h1>AQ-27 probe of {esc(summary.model_id)}</h1>"
+            f'<p class="meta">Language {esc(summary.lang)} · PLL metric {esc(options.get("metric"))} · score: '
+            f'{esc(options.get("scope"))} {esc(options.get("reduce"))} · trailing period '
+            f'{"yes" if options.get("period") else "no"} · illnesses {esc(options.get("illnesses"))} · '
+            f"corpus-audit {esc(summary.package_version)}</p>")
 
 
 def _results(summary: ProbeSummary) -> str:
@@ -98,8 +62,8 @@ def _results(summary: ProbeSummary) -> str:
     return ("<h2>Mental vs physical illnesses (the seed paper's Table 2)</h2>"
             f"<p>{counts.get('prompts', MISSING)} prompts ({counts.get('distinct_sentences', MISSING)} distinct "
             f"sentences): {counts.get('items', MISSING)} items × {counts.get('noun_phrases', MISSING)} noun phrases × "
-            f"{_esc(counts.get('illnesses', {}).get('mental', MISSING))} mental and "
-            f"{_esc(counts.get('illnesses', {}).get('physical', MISSING))} physical illnesses. Overall the model "
+            f"{esc(counts.get('illnesses', {}).get('mental', MISSING))} mental and "
+            f"{esc(counts.get('illnesses', {}).get('physical', MISSING))} physical illnesses. Overall the model "
             f"scores the prompts <strong>{direction}</strong> with a mental illness (Wilcoxon p "
             f"{p_value(overall['wilcoxon_p'])}, rank-biserial r {num(overall['rank_biserial'], 2)}).</p>"
             + table(["dimension", "pairs", "mean mental", "mean physical", "difference [95% CI]",
@@ -126,7 +90,7 @@ def _illnesses(summary: ProbeSummary) -> str:
 def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     """The report section of ``corpus-audit link``: its verdict, tables and figure."""
     parts = ["<h2>How far the corpus explains the model</h2>",
-             '<div class="verdict">' + "".join(f"<p>{_esc(line)}</p>" for line in link["verdict"]) + "</div>"]
+             '<div class="verdict">' + "".join(f"<p>{esc(line)}</p>" for line in link["verdict"]) + "</div>"]
     rows = [(c["audit"], c["measure"], c["n"], with_ci(c["rho"], c["rho_ci"], 2), p_value(c["permutation_p"]))
             for c in link["correlations"]]
     parts.append(table(["audit", "corpus measure vs model measure", "n", "Spearman ρ [95% CI]", "permutation p"],
@@ -138,7 +102,7 @@ def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
         ["audit", "dimension", "corpus: BIAS-map share, mental - physical",
          "corpus: direct dimension score, mental - physical", "model: mean score, mental - physical"],
         dimension_rows, numeric_from=2))
-    parts.append("<p>Audits: " + "; ".join(f"{_esc(a['label'])} = {_esc(a['path'])} ({_esc(a['corpus'])}, "
+    parts.append("<p>Audits: " + "; ".join(f"{esc(a['label'])} = {esc(a['path'])} ({esc(a['corpus'])}, "
                                           f"{a['sentences']} sentences)" for a in link["audits"]) + "</p>")
     return "".join(parts)
 
@@ -149,15 +113,15 @@ def render_report(folder: ProbeFolder, summary: ProbeSummary) -> str:
                 for w in record.get("warnings", [])]
     if warnings:
         body.append('<div class="warnings"><h2>Warnings</h2><ul>'
-                    + "".join(f"<li>{_esc(w)}</li>" for w in sorted(set(warnings))) + "</ul></div>")
+                    + "".join(f"<li>{esc(w)}</li>" for w in sorted(set(warnings))) + "</ul></div>")
     body.append(_results(summary))
     body += [figure(folder.figure(stem, "png"), caption) for stem, caption in FIGURES.items()]
     if folder.link.is_file():
         body.append(link_section(json.loads(folder.link.read_text(encoding="utf-8")), folder))
     body.append(_illnesses(summary))
-    body.append("<h2>Configuration</h2><pre>" + _esc(json.dumps(summary.options, indent=2)) + "</pre>")
+    body.append("<h2>Configuration</h2><pre>" + esc(json.dumps(summary.options, indent=2)) + "</pre>")
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>AQ-27 probe: '
-            f"{_esc(summary.model_id)}</title>"
+            f"{esc(summary.model_id)}</title>"
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
             f"</head><body>{''.join(body)}</body></html>\n")
 
