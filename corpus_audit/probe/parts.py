@@ -1,9 +1,9 @@
-"""PLL scoring in fixed chunks of sentences, each saved as soon as it is scored, so that an interrupted probe resumes
-at the first missing chunk (the probe's counterpart of the audit's score parts).
+"""Model work on sentences in fixed chunks, each saved as soon as it is done, so that an interrupted probe resumes
+at the first missing chunk (the probe's counterpart of the audit's score parts): :class:`PLLParts` (PLL scores) and
+:class:`FillParts` (the top fills of a masked slot).
 
-A chunk is a Parquet file of the sentences' pieces, log-probabilities and word spans (lists, no pickle);
-``meta.json`` holds the configuration key (model identity, metric, chunk size), the model that scored the chunks
-and each chunk's SHA-256. Chunks of another configuration, and damaged or unrecorded chunks, are scored again, and
+A chunk is a Parquet file of the sentences' results (lists, no pickle); ``meta.json`` holds the configuration key
+(model identity, what is computed, chunk size), the model that did the chunks and each chunk's SHA-256. Chunks of another configuration, and damaged or unrecorded chunks, are scored again, and
 the log says why. Chunk boundaries depend only on the sentence list, so a resumed probe scores exactly the chunks
 an uninterrupted one would.
 """
@@ -16,19 +16,24 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from corpus_audit.common.atomic import write_bytes_atomic, write_text_atomic
 from corpus_audit.common.checkpoints import fingerprint
 from corpus_audit.common.resources import sha256_bytes
-from corpus_audit.probe.pll import MaskedLM, SentencePLL
+from corpus_audit.probe.pll import Fill, MaskedLM, SentencePLL
 
+if TYPE_CHECKING:
+    import pandas as pd
+
+Result = TypeVar("Result")
 #: Sentences per saved chunk: about 20 s of the tiny test models on 2 CPU cores, a few minutes of a base model.
 PART_SENTENCES = 2000
 
 
-class PLLParts:
-    """Saved chunks of PLL scores in ``folder`` for the configuration ``key``."""
+class Parts(Generic[Result]):
+    """Saved chunks of per-sentence results in ``folder`` for the configuration ``key``; subclasses say how a chunk's
+    results become a table and back."""
 
     #: Sentences per chunk (the tests make it small to get several chunks from a few sentences).
     chunk = PART_SENTENCES
@@ -59,7 +64,13 @@ class PLLParts:
         self.remove()
         self.folder.mkdir(parents=True, exist_ok=True)
 
-    def _saved(self, index: int, sentences: list[str], log: Callable[[str], None]) -> list[SentencePLL] | None:
+    def _frame(self, sentences: list[str], results: list[Result]) -> pd.DataFrame:
+        raise NotImplementedError
+
+    def _results(self, frame: pd.DataFrame) -> list[Result]:
+        raise NotImplementedError
+
+    def _saved(self, index: int, sentences: list[str], log: Callable[[str], None]) -> list[Result] | None:
         """The saved scores of chunk ``index``, or None when it must be scored (missing, damaged, unrecorded)."""
         import pandas as pd
 
@@ -77,35 +88,28 @@ class PLLParts:
         except (OSError, ValueError, KeyError) as error:
             log(f"score: {path.name} is damaged ({error}); scoring its sentences again")
             return None
-        return [SentencePLL(list(tokens), [float(v) for v in scores], list(zip(map(int, starts), map(int, ends))))
-                for tokens, scores, starts, ends in frame[["tokens", "scores", "word_start", "word_end"]]
-                .itertuples(index=False)]
+        return self._results(frame)
 
-    def _save(self, index: int, sentences: list[str], results: list[SentencePLL]) -> None:
+    def _save(self, index: int, sentences: list[str], results: list[Result]) -> None:
         """Save chunk ``index`` and record its digest, only once saved: a kill in between leaves it unrecorded."""
-        import pandas as pd
-
-        frame = pd.DataFrame({"sentence": sentences, "tokens": [r.tokens for r in results],
-                              "scores": [r.scores for r in results],
-                              "word_start": [[s for s, _ in r.spans] for r in results],
-                              "word_end": [[e for _, e in r.spans] for r in results]})
         buffer = io.BytesIO()
-        frame.to_parquet(buffer, index=False)
+        self._frame(sentences, results).to_parquet(buffer, index=False)
         path = self._path(index)
         write_bytes_atomic(path, buffer.getvalue())
         self.digests[path.name] = sha256_bytes(buffer.getvalue())
         write_text_atomic(self.meta_path, json.dumps({"key": self.key, "model_id": self.model_id,
                                                       "parts": self.digests}))
 
-    def score(self, sentences: list[str], load: Callable[[], MaskedLM], metric: str, max_tokens: int,
-              log: Callable[[str], None], progress: bool) -> list[SentencePLL]:
-        """The PLL of every sentence: saved chunks are reused, missing ones scored by the model that ``load``
-        returns (called only if a chunk is missing) and saved as each is done."""
+    def run(self, sentences: list[str], load: Callable[[], Any], work: Callable[[Any, list[str]], list[Result]],
+            log: Callable[[str], None], progress: bool, unit: str = "PLL") -> list[Result]:
+        """The result of every sentence: saved chunks are reused, missing ones done by ``work(model, chunk)`` with
+        the model that ``load`` returns (called only if a chunk is missing, its ``model_id`` recorded) and saved as
+        each is done."""
         from tqdm.auto import tqdm
 
         self._load_meta(log)
         spans = [(start, min(start + self.chunk, len(sentences))) for start in range(0, len(sentences), self.chunk)]
-        out: list[SentencePLL | None] = [None] * len(sentences)
+        out: list[Result | None] = [None] * len(sentences)
         missing = []
         for index, (start, end) in enumerate(spans):
             saved = self._saved(index, sentences[start:end], log)
@@ -123,11 +127,11 @@ class PLLParts:
                     "scoring them again")
                 missing, reused = list(range(len(spans))), 0
             self.model_id = model.model_id
-            with tqdm(total=len(sentences), initial=reused, desc="PLL", unit="sent", disable=not progress,
+            with tqdm(total=len(sentences), initial=reused, desc=unit, unit="sent", disable=not progress,
                       file=sys.stderr) as bar:
                 for index in missing:
                     start, end = spans[index]
-                    results = model.score(sentences[start:end], metric, max_tokens)
+                    results = work(model, sentences[start:end])
                     self._save(index, sentences[start:end], results)
                     out[start:end] = results
                     bar.update(end - start)
@@ -135,3 +139,45 @@ class PLLParts:
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+class PLLParts(Parts[SentencePLL]):
+    """Saved chunks of PLL scores: each sentence's pieces, log-probabilities and word spans."""
+
+    def _frame(self, sentences: list[str], results: list[SentencePLL]) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame({"sentence": sentences, "tokens": [r.tokens for r in results],
+                             "scores": [r.scores for r in results],
+                             "word_start": [[s for s, _ in r.spans] for r in results],
+                             "word_end": [[e for _, e in r.spans] for r in results]})
+
+    def _results(self, frame: pd.DataFrame) -> list[SentencePLL]:
+        return [SentencePLL(list(tokens), [float(v) for v in scores], list(zip(map(int, starts), map(int, ends))))
+                for tokens, scores, starts, ends in frame[["tokens", "scores", "word_start", "word_end"]]
+                .itertuples(index=False)]
+
+    def score(self, sentences: list[str], load: Callable[[], MaskedLM], metric: str, max_tokens: int,
+              log: Callable[[str], None], progress: bool) -> list[SentencePLL]:
+        """The PLL of every sentence (:meth:`Parts.run` with :meth:`MaskedLM.score`)."""
+        return self.run(sentences, load, lambda model, chunk: model.score(chunk, metric, max_tokens), log, progress)
+
+
+class FillParts(Parts[list[Fill]]):
+    """Saved chunks of the top fills of each sentence's masked slot: words and probabilities, best first."""
+
+    def _frame(self, sentences: list[str], results: list[list[Fill]]) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame({"sentence": sentences, "words": [[fill.word for fill in row] for row in results],
+                             "probs": [[fill.prob for fill in row] for row in results]})
+
+    def _results(self, frame: pd.DataFrame) -> list[list[Fill]]:
+        return [[Fill(str(word), float(prob)) for word, prob in zip(words, probs)]
+                for words, probs in frame[["words", "probs"]].itertuples(index=False)]
+
+    def fill(self, sentences: list[str], load: Callable[[], MaskedLM], top_k: int, max_tokens: int,
+             log: Callable[[str], None], progress: bool) -> list[list[Fill]]:
+        """The ``top_k`` fills of every sentence (:meth:`Parts.run` with :meth:`MaskedLM.fill`)."""
+        return self.run(sentences, load, lambda model, chunk: model.fill(chunk, top_k, max_tokens), log, progress,
+                        unit="fill")
