@@ -175,9 +175,3 @@ class FillParts(Parts[list[Fill]]):
     def _results(self, frame: pd.DataFrame) -> list[list[Fill]]:
         return [[Fill(str(word), float(prob)) for word, prob in zip(words, probs)]
                 for words, probs in frame[["words", "probs"]].itertuples(index=False)]
-
-    def fill(self, sentences: list[str], load: Callable[[], MaskedLM], top_k: int, max_tokens: int,
-             log: Callable[[str], None], progress: bool) -> list[list[Fill]]:
-        """The ``top_k`` fills of every sentence (:meth:`Parts.run` with :meth:`MaskedLM.fill`)."""
-        return self.run(sentences, load, lambda model, chunk: model.fill(chunk, top_k, max_tokens), log, progress,
-                        unit="fill")
