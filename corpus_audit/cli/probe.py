@@ -179,6 +179,8 @@ def gender_command(outdir: str, **settings: object) -> None:
                    "the automatic method (default: the bundled social_distance_labels.csv).")
 @click.option("--hand-labels/--no-hand-labels", default=True, show_default=True,
               help="Use the hand labels first; without, every word is labelled by --valence.")
+@click.option("--instrument-model", default=None,
+              help="Embedding model of the instrument (--valence instrument; default: the language's default).")
 @click.option("--axes", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Axes file of the instrument (--valence instrument; default: the shipped or cached axes).")
 @BOOT_OPTIONS

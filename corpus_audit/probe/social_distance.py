@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 FILES = ("social_distance_conditions.csv", "social_distance_items.csv", "social_distance_templates.csv")
 LABELS_FILE = "social_distance_labels.csv"
 BASELINE = "(baseline)"
+#: The template whose baseline prompts give the instrument its sentences ("It is <word> for me to rent a room in my
+#: home to someone."): the plainest wording, without "Choosing between ..." or "I would say".
+INSTRUMENT_TEMPLATE = "3"
 
 
 @dataclass
@@ -53,6 +56,7 @@ class SocialDistanceOptions:
     valence: str = "lexicons"
     labels: str | None = None
     hand_labels: bool = True
+    instrument_model: str | None = None
     axes: str | None = None
     n_boot: int = 2000
     seed: int = 0
@@ -118,10 +122,10 @@ def label_fills(words: list[str], options: SocialDistanceOptions, folder: Path,
         from corpus_audit.score.scorer import ModelSpec, score_texts
 
         log("valence: loading the instrument")
-        embedder, axes = ModelSpec(options.lang, axes_path=options.axes).load()
+        embedder, axes = ModelSpec(options.lang, model=options.instrument_model, axes_path=options.axes).load()
         baselines = prompt_table(folder)
         contexts = baselines.loc[(baselines["condition"] == BASELINE)
-                                 & (baselines["template"] == baselines["template"].iloc[0]), "prompt"]
+                                 & (baselines["template"] == INSTRUMENT_TEMPLATE), "prompt"]
         contexts = [prompt.replace("{", "{{").replace("}", "}}").replace(MASK, "{word}") for prompt in contexts]
 
         def measure(sentences: list[str]) -> Any:
@@ -210,6 +214,7 @@ def run_social_distance(options: SocialDistanceOptions, outdir: str | Path, log:
         labels_path = Path(options.labels) if options.labels else source / LABELS_FILE
         report_inputs = {**fill_inputs, "valence": options.valence, "hand_labels": options.hand_labels,
                          "labels": sha256_file(labels_path) if labels_path.is_file() else None, "axes": options.axes,
+                         "instrument_model": options.instrument_model,
                          "n_boot": options.n_boot, "seed": options.seed, "version": __version__}
         report_outputs = [folder.summary, folder.conditions, folder.illnesses, folder.scores, folder.fill_labels,
                           *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["social-distance"]

@@ -221,6 +221,25 @@ def test_a_user_label_file_takes_precedence(distance_dir, bert, distance_questio
     assert np.allclose(scores["p_negative"].dropna(), 1.0)
 
 
+def test_the_instrument_labels_the_fills(distance_dir, bert, distance_questionnaire, tiny_st_model, tiny_axes,
+                                         tmp_path):
+    outdir = tmp_path / "out"
+    shutil.copytree(distance_dir, outdir)
+    result = CliRunner().invoke(main, ["probe", "social-distance", "--model", bert, "-o", str(outdir),
+                                       "--questionnaire", str(distance_questionnaire), "--threads", "1", "--top-k",
+                                       "20", "--n-boot", "200", "--valence", "instrument", "--no-hand-labels",
+                                       "--instrument-model", tiny_st_model, "--axes", tiny_axes])
+    assert result.exit_code == 0, result.output
+    folder = ProbeFolder(outdir)
+    valence = folder.read_summary().results["valence"]
+    assert valence["method"] == "instrument" and valence["n"] == 119 and valence["mass_labelled_by_hand"] == 0
+    labels = pd.read_csv(folder.fill_labels, keep_default_na=False)
+    assert set(labels["source"]) == {"instrument"}
+    words = labels[labels["word"].map(is_word)]
+    assert set(words["label"]) <= {"positive", "negative", "neutral"}
+    assert (labels.loc[~labels["word"].map(is_word), "label"] == "irrelevant").all()
+
+
 @pytest.fixture(scope="module")
 def classifier(tmp_path_factory) -> str:
     """A BERT sequence classifier on the anchors' recipe, labels negative, neutral, positive."""
