@@ -1,5 +1,6 @@
 """The model-probe commands: ``probe score`` and ``probe aq27`` (a masked language model's pseudo-log-likelihood
-of sentences and of the AQ-27 prompts) and ``link`` (a probe beside the audits of corpora)."""
+of sentences and of the AQ-27 prompts), ``probe gender`` and ``probe social-distance`` (its fill-mask
+questionnaires), ``probe sentiment`` (a text classifier) and ``link`` (a probe beside the audits of corpora)."""
 
 from __future__ import annotations
 
@@ -10,24 +11,41 @@ from corpus_audit.cli.options import PROGRESS_OPTION, apply_options, log, show_p
 from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
+from corpus_audit.probe.valence import METHODS
 
+MODEL_HELP = ("Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the hub or its "
+              "local cache) or a local folder saved with save_pretrained. Safetensors weights only: pickled "
+              "checkpoints (pytorch_model.bin) are refused.")
+DEVICE_OPTION = click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N.")
+THREADS_OPTION = click.option("--threads", type=click.IntRange(min=1), default=None,
+                              help="CPU threads of torch (default: torch's choice). Use 1 where other processes share "
+                                   "the cores: it was 13 times faster than 2 on a busy 2-core machine.")
+MAX_TOKENS_OPTION = click.option("--max-tokens", type=click.IntRange(min=1), default=MAX_TOKENS, show_default=True,
+                                 help="Memory bound: at most this many tokens (masked copies x padded length) per "
+                                      "forward pass. Lower it if a GPU runs out of memory; the scores do not change "
+                                      "beyond float rounding.")
+OUTDIR_OPTION = click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+                             help="Output folder (scores.parquet, summary.json, tables, figures, report.html). A "
+                                  "rerun resumes or skips finished work.")
+LANG_OPTION = click.option("--lang", type=click.Choice(["en"]), default="en", show_default=True,
+                           help="Language of the prompts (English only: the papers' prompts are English).")
+BOOT_OPTIONS = apply_options([
+    click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+                 help="Bootstrap replicates of the confidence intervals."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+])
+
+fill_model_options = apply_options([
+    click.option("--model", required=True, help=MODEL_HELP), DEVICE_OPTION, MAX_TOKENS_OPTION, THREADS_OPTION,
+    PROGRESS_OPTION,
+])
 masked_model_options = apply_options([
-    click.option("--model", required=True,
-                 help="Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the "
-                      "hub or its local cache) or a local folder saved with save_pretrained. Safetensors weights "
-                      "only: pickled checkpoints (pytorch_model.bin) are refused."),
+    click.option("--model", required=True, help=MODEL_HELP),
     click.option("--metric", type=click.Choice(METRICS), default="within_word_l2r", show_default=True,
                  help="PLL metric as minicons computes it: within_word_l2r (Kauf & Ivanova 2023; the seed paper's "
                       "PLL-word-l2r: later pieces of the scored token's word are masked too) or original (only the "
                       "scored token is masked)."),
-    click.option("--device", default="cpu", show_default=True, help="cpu, cuda or cuda:N."),
-    click.option("--max-tokens", type=click.IntRange(min=1), default=MAX_TOKENS, show_default=True,
-                 help="Memory bound: at most this many tokens (masked copies x padded length) per forward pass. "
-                      "Lower it if a GPU runs out of memory; the scores do not change beyond float rounding."),
-    click.option("--threads", type=click.IntRange(min=1), default=None,
-                 help="CPU threads of torch (default: torch's choice). Use 1 where other processes share the cores: "
-                      "it was 13 times faster than 2 on a busy 2-core machine."),
-    PROGRESS_OPTION,
+    DEVICE_OPTION, MAX_TOKENS_OPTION, THREADS_OPTION, PROGRESS_OPTION,
 ])
 
 
@@ -107,6 +125,114 @@ def aq27_command(outdir: str, **settings: object) -> None:
         click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  p_bonf = "
                    f"{_number(record['p_bonferroni'], '.3g'):<9} {record['significance']:<4} alpha = "
                    f"{_number(record['alpha'], '.2f')}")
+    click.echo(f"wrote {outdir}/report.html")
+
+
+@probe_group.command("gender")
+@OUTDIR_OPTION
+@LANG_OPTION
+@fill_model_options
+@click.option("--questionnaire", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder with gender_prompts.csv, gender_diagnoses.csv and gender_words.csv instead of the bundled "
+                   "questionnaires/LANG/ (an edited copy).")
+@click.option("--threshold", type=click.FloatRange(0, 1, max_open=True), default=0.01, show_default=True,
+              help="A fill counts when its probability exceeds this (Lin et al.: 0.01).")
+@click.option("--top-k", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Fills asked of the model per prompt: 100 holds every fill above 0.01.")
+@click.option("--steps", type=click.IntRange(min=1), default=3, show_default=True,
+              help="Steps of the recursive fill of noun phrases (AQ-27 prompts; Lin et al.: 3).")
+@click.option("--branch", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Fills followed at each recursive step (Lin et al.: the top 10).")
+@reports_errors("cannot write to {outdir}")
+def gender_command(outdir: str, **settings: object) -> None:
+    """Gendered fill-mask (Lin et al. 2022): who does the model put in the subject's place of sentences about
+    mental and non-mental diagnoses? Probabilities of female, male and unspecified fills, paired t-tests F vs M per
+    set, disparity mental vs non-mental, Cohen's d, Bonferroni, figures and report.html. See docs/probe.md.
+    """
+    from corpus_audit.probe.gender import GenderOptions, run_gender
+
+    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
+    summary = run_gender(GenderOptions(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
+    for record in summary.results["paired"]:
+        if record["part"] == "all":
+            click.echo(f"{record['family']:<14} {record['diagnosis_type']:<10} P(female) "
+                       f"{_number(record['mean_a'], '.3f')} vs P(male) {_number(record['mean_b'], '.3f')}, d = "
+                       f"{_number(record['cohens_d'], '+.2f')}, p_bonf = {_number(record['p_bonferroni'], '.3g')}")
+    click.echo(f"wrote {outdir}/report.html")
+
+
+@probe_group.command("social-distance")
+@OUTDIR_OPTION
+@LANG_OPTION
+@fill_model_options
+@click.option("--questionnaire", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder with social_distance_conditions.csv, _items.csv, _templates.csv and _labels.csv instead of "
+                   "the bundled questionnaires/LANG/ (an edited copy).")
+@click.option("--top-k", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Fills kept per prompt, with their probabilities (Mei et al.: 50).")
+@click.option("--valence", type=click.Choice(METHODS), default="lexicons", show_default=True,
+              help="How fill words without a hand label get one: lexicons (VADER, then TextBlob where VADER says "
+                   "neutral), vader, textblob, or instrument (this project's instrument on the word's baseline "
+                   "prompts). Agreement with the hand labels: docs/probe.md.")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="CSV of hand labels (columns word, label: positive, negative, neutral or irrelevant) used before "
+                   "the automatic method (default: the bundled social_distance_labels.csv).")
+@click.option("--hand-labels/--no-hand-labels", default=True, show_default=True,
+              help="Use the hand labels first; without, every word is labelled by --valence.")
+@click.option("--instrument-model", default=None,
+              help="Embedding model of the instrument (--valence instrument; default: the language's default).")
+@click.option("--axes", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file of the instrument (--valence instrument; default: the shipped or cached axes).")
+@BOOT_OPTIONS
+@reports_errors("cannot write to {outdir}")
+def social_distance_command(outdir: str, **settings: object) -> None:
+    """Social Distance Scale over 93 stigmatised and 29 non-stigmatised conditions (Mei et al. 2023): the top fills
+    of each prompt, labelled by valence; P(negative) per condition; stigmatised vs not, per template and overall;
+    figures and report.html. See docs/probe.md.
+    """
+    from corpus_audit.probe.social_distance import SocialDistanceOptions, run_social_distance
+
+    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
+    summary = run_social_distance(SocialDistanceOptions(**settings), outdir, log=log,  # type: ignore[arg-type]
+                                  progress=progress)
+    results = summary.results
+    overall = results["comparisons"]["all"]
+    click.echo(f"P(negative): stigmatised {_number(overall['mean_a'], '.3f')}, not {_number(overall['mean_b'], '.3f')}"
+               f", difference {_number(overall['mean_difference'], '+.3f')}; above 0.5: "
+               f"{results['above_half']['stigmatized']} of {results['n_conditions']['stigmatized']} stigmatised")
+    click.echo(f"valence: {results['valence']['method']}, kappa vs hand labels "
+               f"{_number(results['valence']['kappa'], '.2f')}; wrote {outdir}/report.html")
+
+
+@probe_group.command("sentiment")
+@OUTDIR_OPTION
+@LANG_OPTION
+@click.option("--model", required=True,
+              help="Text-classification model (a sentiment classifier): hub name or local folder, safetensors only.")
+@DEVICE_OPTION
+@THREADS_OPTION
+@click.option("--questionnaire", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder with social_distance_conditions.csv and sentiment_templates.csv (an edited copy).")
+@click.option("--negative-label", default=None,
+              help="The model's negative label, when its label names do not say (e.g. LABEL_0).")
+@click.option("--social-distance", type=click.Path(exists=True, file_okay=False), default=None,
+              help="A social-distance probe folder: correlate its P(negative) with the share of negative labels.")
+@BOOT_OPTIONS
+@reports_errors("cannot write to {outdir}")
+def sentiment_command(outdir: str, **settings: object) -> None:
+    """Sentiment classifier on "They are people who have [are] CONDITION." (Mei et al. 2023): share of negative labels
+    per condition, stigmatised vs not, and the correlation with a Social Distance probe. See docs/probe.md.
+    """
+    from corpus_audit.probe.sentiment import SentimentOptions, run_sentiment
+
+    summary = run_sentiment(SentimentOptions(**settings), outdir, log=log)  # type: ignore[arg-type]
+    comparison = summary.results["comparison"]
+    click.echo(f"share of negative labels: stigmatised {_number(comparison['mean_a'], '.3f')}, not "
+               f"{_number(comparison['mean_b'], '.3f')}")
+    correlation = summary.results.get("correlation")
+    if correlation:
+        click.echo(f"against the fill-mask P(negative): Pearson r = {_number(correlation['pearson']['r'], '+.2f')} "
+                   f"over {correlation['n']} conditions")
     click.echo(f"wrote {outdir}/report.html")
 
 

@@ -26,7 +26,7 @@ from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
-from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
 from corpus_audit.probe.parts import PLLParts
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS, MaskedLM
 from corpus_audit.probe.questionnaire import QuestionnaireError, in_vocabulary, load_questionnaire, prompts
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
 SCOPES = ("sentence", "illness")
 REDUCTIONS = ("sum", "mean")
 ILLNESS_SETS = ("all", "in-vocabulary")
-#: Options that say where the work runs, not what it computes: left out of every checkpoint.
-RUN_OPTIONS = ("device", "max_tokens", "threads")
 
 
 @dataclass
@@ -118,11 +116,9 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
             report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
             if report_reason is None:
                 log("report: up to date, skipped")
-                if not folder.report.is_file():
-                    from corpus_audit.probe.report import write_report
+                from corpus_audit.probe.report import ensure_report
 
-                    write_report(folder)
-                return folder.read_summary()
+                return ensure_report(folder)
             previous = folder.read_summary() if folder.summary.is_file() else None
             model_id = previous.model_id if previous else options.model
             log(f"report: {report_reason}")
@@ -164,11 +160,7 @@ def _report(scored: pd.DataFrame, folder: ProbeFolder, options: AQ27Options, mod
     from corpus_audit.probe.report import write_report
 
     started = time.perf_counter()
-    stale = [path for path in folder.link_files() if path.exists()]
-    if stale:
-        for path in stale:
-            path.unlink()
-        log("report: removed the link to audits, made from the previous results (run corpus-audit link again)")
+    folder.remove_link(log)
     scores = scored.assign(score=score_column(scored, options.scope, options.reduce))
     results = analyse(scores, options.n_boot, options.seed)
     for path, records in ((folder.dimensions, results["dimensions"]), (folder.illnesses, results["illnesses"])):

@@ -1,5 +1,6 @@
-"""Figures of the AQ-27 probe (the seed paper's Figures 1 and 2) and of the link, drawn with matplotlib's Agg
-backend (no display) and written as PNG and SVG."""
+"""Figures of the probes (AQ-27: the seed paper's Figures 1 and 2; gender: Lin et al.'s Figures 3-4; social
+distance and sentiment: Mei et al.'s Figures 2-4) and of the link, drawn with matplotlib's Agg backend (no display)
+and written as PNG and SVG."""
 
 from __future__ import annotations
 
@@ -17,10 +18,13 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
+from corpus_audit.probe.analysis import stars  # noqa: E402
 from corpus_audit.probe.folder import FIGURE_FORMATS, LINK_FIGURE, ProbeFolder  # noqa: E402
 from corpus_audit.stigma.aq27 import DIMENSIONS, REVERSE_SCORED  # noqa: E402
 
 COLORS = {"mental": "tab:red", "physical": "tab:blue"}
+GENDER_COLORS = {"female": "tab:orange", "male": "tab:green", "unspecified": "tab:gray"}
+STIGMA_COLORS = {"yes": "tab:red", "no": "tab:blue"}
 
 
 def _save(figure: Figure, folder: ProbeFolder, stem: str) -> list[Path]:
@@ -84,11 +88,86 @@ def write_probe_figures(folder: ProbeFolder, scores: pd.DataFrame, dimensions: l
             + _save(differences(dimensions, score_label), folder, "differences"))
 
 
+def write_gender_figures(folder: ProbeFolder, scores: pd.DataFrame, paired: list[dict[str, Any]]) -> list[Path]:
+    """Mean P(female), P(male), P(unspecified) per part (phase or dimension, and all), one row of panels per
+    family of prompts, mental and non-mental diagnoses side by side; stars from the paired tests."""
+    families = list(dict.fromkeys(record["family"] for record in paired))
+    figure, axes = plt.subplots(len(families), 2, figsize=(13, 4 * len(families)), squeeze=False,
+                                layout="constrained")
+    for row, family in enumerate(families):
+        for column, group in enumerate(("mental", "non-mental")):
+            records = [r for r in paired if r["family"] == family and r["diagnosis_type"] == group]
+            ax = axes[row][column]
+            positions = np.arange(len(records))
+            for offset, gender, key in ((-0.27, "female", "mean_a"), (0.0, "male", "mean_b"),
+                                        (0.27, "unspecified", "mean_unspecified")):
+                values = np.array([r[key] for r in records], dtype=float)
+                ax.bar(positions + offset, values, width=0.27, color=GENDER_COLORS[gender], label=gender)
+            for x, record in zip(positions, records):
+                top = np.nanmax(np.array([record["mean_a"], record["mean_b"]], dtype=float))
+                ax.annotate(stars(record["p_bonferroni"]), (x - 0.13, top if np.isfinite(top) else 0),
+                            ha="center", va="bottom", fontsize=9)
+            ax.set_xticks(positions, [r["part"] for r in records], fontsize=8, rotation=30)
+            ax.set_title(f"{family}: {group} diagnoses", fontsize=10)
+            ax.set_ylabel("mean probability")
+            ax.grid(axis="y", alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    return _save(figure, folder, "gender")
+
+
+def write_social_distance_figures(folder: ProbeFolder, conditions: pd.DataFrame) -> list[Path]:
+    """P(negative) per condition, sorted, coloured by stigma; the baselines' value as a line."""
+    real = conditions[conditions["stigmatized"] != "baseline"].sort_values("p_negative")
+    baseline = conditions.loc[conditions["stigmatized"] == "baseline", "p_negative"]
+    figure, ax = plt.subplots(figsize=(8, 1.5 + 0.13 * len(real)), layout="constrained")
+    ax.barh(np.arange(len(real)), real["p_negative"], color=[STIGMA_COLORS[s] for s in real["stigmatized"]])
+    ax.set_yticks(np.arange(len(real)), real["condition"], fontsize=6)
+    if len(baseline):
+        ax.axvline(float(baseline.iloc[0]), color="black", linewidth=1, linestyle="--", label="baseline")
+    ax.axvline(0.5, color="gray", linewidth=0.6)
+    ax.set_xlabel("P(negative): negative / (positive + negative + neutral) mass of the top fills")
+    ax.legend(handles=[Patch(color=STIGMA_COLORS["yes"], label="stigmatised"),
+                       Patch(color=STIGMA_COLORS["no"], label="not stigmatised")], fontsize=8, loc="lower right")
+    ax.grid(axis="x", alpha=0.3)
+    return _save(figure, folder, "negative")
+
+
+def write_sentiment_figures(folder: ProbeFolder, conditions: pd.DataFrame,
+                            correlation: dict[str, Any] | None) -> list[Path]:
+    """With a Social Distance probe: share of negative labels against its P(negative) per condition; without: the
+    shares, sorted."""
+    if correlation:
+        points = pd.DataFrame(correlation["points"])
+        figure, ax = plt.subplots(figsize=(6.5, 5), layout="constrained")
+        for flag, label in (("yes", "stigmatised"), ("no", "not stigmatised")):
+            part = points[points["stigmatized"] == flag]
+            ax.scatter(part["p_negative"], part["share_negative"], color=STIGMA_COLORS[flag], alpha=0.7, label=label)
+        r = correlation["pearson"]["r"]
+        ax.set_title(f"Pearson r = {r:.2f} over {correlation['n']} conditions" if r is not None else
+                     "no correlation (too few or constant values)", fontsize=10)
+        ax.set_xlabel("fill-mask probe: P(negative)")
+        ax.set_ylabel("classifier: share of negative labels")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+        return _save(figure, folder, "sentiment")
+    real = conditions[conditions["stigmatized"] != "baseline"].sort_values("share_negative")
+    figure, ax = plt.subplots(figsize=(8, 1.5 + 0.13 * len(real)), layout="constrained")
+    ax.barh(np.arange(len(real)), real["share_negative"], color=[STIGMA_COLORS[s] for s in real["stigmatized"]])
+    ax.set_yticks(np.arange(len(real)), real["condition"], fontsize=6)
+    ax.set_xlabel("share of negative labels")
+    ax.grid(axis="x", alpha=0.3)
+    return _save(figure, folder, "sentiment")
+
+
 def write_link_figure(folder: ProbeFolder, dimensions: pd.DataFrame, illnesses: pd.DataFrame) -> list[Path]:
     """Per dimension, corpus vs model difference (one colour per audit); per illness, log corpus frequency vs the
     model's mean score (mental red, physical blue, one marker per audit)."""
-    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
     markers = "osD^v<>"
+    if dimensions.empty:  # a probe without AQ-27 dimensions: the illnesses only
+        figure, right = plt.subplots(figsize=(6.5, 4.8), layout="constrained")
+        _illness_panel(right, illnesses, markers)
+        return _save(figure, folder, LINK_FIGURE)
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8), layout="constrained")
     for index, (audit, part) in enumerate(dimensions.groupby("audit", sort=False)):
         left.scatter(part["corpus_difference"], part["model_difference"], marker=markers[index % len(markers)],
                      label=str(audit))
@@ -100,14 +179,18 @@ def write_link_figure(folder: ProbeFolder, dimensions: pd.DataFrame, illnesses: 
     left.set_xlabel("corpus: BIAS-map share, mental - physical")
     left.set_ylabel("model: mean score, mental - physical")
     left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    _illness_panel(right, illnesses, markers)
+    return _save(figure, folder, LINK_FIGURE)
+
+
+def _illness_panel(right: Any, illnesses: pd.DataFrame, markers: str) -> None:
     for index, (audit, part) in enumerate(illnesses.groupby("audit", sort=False)):
         for group, color in COLORS.items():
             rows = part[part["illness_type"] == group]
             right.scatter(np.log10(rows["corpus_sentences"] + 1), rows["model_score"], color=color, alpha=0.7,
                           marker=markers[index % len(markers)], label=f"{audit}: {group}")
     right.set_xlabel("corpus: log10(sentences mentioning the illness + 1)")
-    right.set_ylabel("model: mean score of the illness's prompts")
+    right.set_ylabel("model: the probe's measure of the illness")
     right.legend(fontsize=8)
-    for axes in (left, right):
-        axes.grid(alpha=0.3)
-    return _save(figure, folder, LINK_FIGURE)
+    right.grid(alpha=0.3)

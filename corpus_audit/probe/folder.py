@@ -2,9 +2,13 @@
 and that the probe report and ``probe/link.py`` read (as :mod:`corpus_audit.audit.folder` is for audits).
 
 - ``scores.parquet``: one row per scored prompt (the model's score of each filled questionnaire item);
-- ``summary.json``: :class:`ProbeSummary`, what was probed, with what, and the statistics;
-- ``dimensions.csv`` and ``illnesses.csv``: the statistics per AQ-27 dimension and per illness, for people and for
-  ``corpus-audit link``;
+- ``summary.json``: :class:`ProbeSummary`, what was probed (``probe``: aq27, gender, social-distance, sentiment),
+  with what, and the statistics;
+- ``illnesses.csv``: per illness of the illness lexicon, the probe's measure (``mean_score``), for people and for
+  ``corpus-audit link``; ``dimensions.csv``: the AQ-27 probe's statistics per dimension;
+- ``fills.parquet`` (fill-mask probes: every fill or phrase with its probability), ``tests.csv`` (their tests),
+  ``diagnoses.csv`` (gender: per diagnosis), ``conditions.csv`` (social distance, sentiment: per condition), ``fill_labels.csv`` (social distance: each fill
+  word's valence and where it came from);
 - ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv``: what ``corpus-audit link`` found;
 - ``report.html`` and the figures; ``checkpoints.json`` and ``score-parts/`` for resuming, as in an audit.
 """
@@ -12,6 +16,7 @@ and that the probe report and ``probe/link.py`` read (as :mod:`corpus_audit.audi
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +34,11 @@ CHECKPOINTS = "checkpoints.json"
 SCORE_PARTS = "score-parts"
 DIMENSIONS = "dimensions.csv"
 ILLNESSES = "illnesses.csv"
+FILLS = "fills.parquet"
+TESTS = "tests.csv"
+DIAGNOSES = "diagnoses.csv"
+CONDITIONS = "conditions.csv"
+FILL_LABELS = "fill_labels.csv"
 LINK = "link.json"
 LINK_DIMENSIONS = "link_dimensions.csv"
 LINK_ILLNESSES = "link_illnesses.csv"
@@ -40,10 +50,24 @@ FIGURES = {
                    "with 95% bootstrap CIs (the seed paper's Figure 2); above 0: the model finds the prompts more "
                    "likely with a mental illness.",
 }
+#: Figures of each probe (stem -> caption), in report order.
+PROBE_FIGURES = {
+    "aq27": FIGURES,
+    "gender": {"gender": "Mean probability of female, male and unspecified fills per set of prompts, mental (left) "
+                         "and non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
+                         "Bonferroni-adjusted."},
+    "social-distance": {"negative": "P(negative) per condition, stigmatised (red) and not (blue), mean over the "
+                                    "templates; the line: the baseline prompts without a condition (Mei et al.'s "
+                                    "Figures 2-3)."},
+    "sentiment": {"sentiment": "Share of negative labels per condition, stigmatised (red) and not (blue); with a "
+                               "social-distance probe, against its P(negative) (Mei et al. §5.3)."},
+}
 LINK_FIGURE = "link"
 LINK_CAPTION = ("Left: per AQ-27 dimension, the corpus's mental - physical difference against the model's. Right: per "
                 "illness, how often the corpus mentions it against the model's mean score of its prompts.")
 FIGURE_FORMATS = ("png", "svg")
+#: Options that say where a probe runs, not what it computes: in no checkpoint and no summary.
+RUN_OPTIONS = ("device", "max_tokens", "threads")
 #: The parts of summary.json every reader needs.
 _SUMMARY_PARTS = ("probe", "model_id", "lang")
 #: Columns of dimensions.csv and illnesses.csv that the link reads.
@@ -100,6 +124,11 @@ class ProbeFolder:
         self.score_parts = self.path / SCORE_PARTS
         self.dimensions = self.path / DIMENSIONS
         self.illnesses = self.path / ILLNESSES
+        self.fills = self.path / FILLS
+        self.tests = self.path / TESTS
+        self.diagnoses = self.path / DIAGNOSES
+        self.conditions = self.path / CONDITIONS
+        self.fill_labels = self.path / FILL_LABELS
         self.link = self.path / LINK
         self.link_dimensions = self.path / LINK_DIMENSIONS
         self.link_illnesses = self.path / LINK_ILLNESSES
@@ -112,11 +141,19 @@ class ProbeFolder:
         return [self.link, self.link_dimensions, self.link_illnesses,
                 *(self.figure(LINK_FIGURE, fmt) for fmt in FIGURE_FORMATS)]
 
+    def remove_link(self, log: Callable[[str], None]) -> None:
+        """Remove what ``corpus-audit link`` wrote: it was made from the previous results."""
+        stale = [path for path in self.link_files() if path.exists()]
+        for path in stale:
+            path.unlink()
+        if stale:
+            log("report: removed the link to audits, made from the previous results (run corpus-audit link again)")
+
     def existing(self, path: Path) -> Path:
         """``path``, or :class:`ProbeOutputError` naming it when it does not exist."""
         if not path.is_file():
             raise ProbeOutputError(path, f"missing (is {self.path} the output folder of a finished probe? run "
-                                         "corpus-audit probe aq27 first)")
+                                         "corpus-audit probe first)")
         return path
 
     def read_table(self, path: Path, columns: tuple[str, ...]) -> pd.DataFrame:

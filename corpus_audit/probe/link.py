@@ -1,5 +1,7 @@
 """``corpus-audit link``: a probe of a model beside the audits of corpora, quantitatively (the seed paper explains
-the model by the corpus densities by eye).
+the model by the corpus densities by eye). Every probe links per illness (its ``illnesses.csv``: the AQ-27 probe's
+mean score, the gender probe's P(female) - P(male), the Social Distance probe's P(negative), the sentiment probe's
+share of negative labels); the AQ-27 probe also per dimension.
 
 Two units are compared, each with Spearman's rho, a percentile-bootstrap CI and a permutation test
 (:func:`corpus_audit.stigma.stats.rank_correlation`), for each audit separately:
@@ -116,10 +118,10 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
 
     probe_folder = ProbeFolder(probe)
     summary = probe_folder.read_summary()
-    if summary.probe != "aq27":
-        raise LinkError(f"{probe_folder.path} is a {summary.probe} probe; the link needs an AQ-27 probe")
+    aq27 = summary.probe == "aq27"  # other probes have no AQ-27 dimensions: the illnesses only
+    model_measure = summary.results.get("measure", "mean score of the illness's prompts")
     model_dimensions = probe_folder.read_dimensions()[["dimension", "mean_difference"]].rename(
-        columns={"mean_difference": "model_difference"})
+        columns={"mean_difference": "model_difference"}) if aq27 else None
     model_illnesses = probe_folder.read_illnesses()
     for dimension in DIMENSIONS:  # the illness's lean on a dimension: its mean there less its mean over all items
         column = f"mean_{dimension.lower()}"
@@ -140,7 +142,9 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
         sentences = folder.read_sentences(log=log)
         audit_records.append({"label": label, "path": str(path), "corpus": audit_summary.corpus_name,
                               "lang": audit_summary.lang, "sentences": int(len(sentences))})
-        dimensions = corpus_dimensions(folder, sentences).merge(model_dimensions, on="dimension", how="left")
+        dimensions = corpus_dimensions(folder, sentences).merge(model_dimensions, on="dimension", how="left") \
+            if aq27 else pd.DataFrame(columns=["dimension", "corpus_difference", "corpus_dim_difference",
+                                               "model_difference"])
         dimensions.insert(0, "audit", label)
         illnesses = model_illnesses.merge(corpus_illnesses(sentences), on="illness", how="left")
         illnesses["corpus_sentences"] = illnesses["corpus_sentences"].fillna(0).astype(int)
@@ -150,19 +154,19 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
 
         # (unit, measure, corpus values, model values, corpus side and model side in words); the per-dimension
         # correlations of the direct scores stay out of the verdict (link.json has them)
+        model_side = "the model's score of its prompts" if aq27 else f"the model's {model_measure}"
         pairs = [("dimensions", "BIAS-map share difference (mental - physical) vs model score difference",
                   dimensions["corpus_difference"], dimensions["model_difference"],
-                  "the corpus's mental - physical gaps (BIAS map)", "the model's gaps"),
-                 ("illnesses", "sentences mentioning the illness vs model mean score",
-                  illnesses["corpus_sentences"], illnesses["model_score"],
-                  "how often the corpus mentions an illness", "the model's score of its prompts"),
-                 ("illnesses", "mean warmth vs model mean score", illnesses["corpus_warmth"],
-                  illnesses["model_score"], "the warmth of the corpus's sentences about an illness",
-                  "the model's score of its prompts"),
-                 ("illnesses", "mean competence vs model mean score", illnesses["corpus_competence"],
-                  illnesses["model_score"], "the competence of the corpus's sentences about an illness",
-                  "the model's score of its prompts")]
-        if dimensions["corpus_dim_difference"].notna().any():
+                  "the corpus's mental - physical gaps (BIAS map)", "the model's gaps")] if aq27 else []
+        pairs += [("illnesses", f"sentences mentioning the illness vs model {model_measure}",
+                   illnesses["corpus_sentences"], illnesses["model_score"],
+                   "how often the corpus mentions an illness", model_side),
+                  ("illnesses", f"mean warmth vs model {model_measure}", illnesses["corpus_warmth"],
+                   illnesses["model_score"], "the warmth of the corpus's sentences about an illness", model_side),
+                  ("illnesses", f"mean competence vs model {model_measure}", illnesses["corpus_competence"],
+                   illnesses["model_score"], "the competence of the corpus's sentences about an illness",
+                   model_side)]
+        if aq27 and dimensions["corpus_dim_difference"].notna().any():
             pairs.insert(1, ("dimensions", "direct dimension score difference (mental - physical) vs model score "
                                            "difference", dimensions["corpus_dim_difference"],
                              dimensions["model_difference"], "the corpus's mental - physical gaps (direct scores)",
@@ -187,13 +191,20 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
             if found else f"none of {tested} links holds: on this evidence the corpus does not explain the model."))
     verdict.append("A rank correlation is not a cause: the model also learnt from other text, and 9 dimensions give "
                    "a test little power. Dimension-by-dimension correlations of the direct scores are in "
-                   "link.json.")
+                   "link.json." if aq27 else "A rank correlation is not a cause: the model also learnt from other "
+                   f"text, and only {len(model_illnesses)} illnesses of the lexicon are in this probe, so only a "
+                   "strong link can show.")
 
     dimensions_table = pd.concat(dimension_tables, ignore_index=True)
     illnesses_table = pd.concat(illness_tables, ignore_index=True)
     result = jsonable({"probe": str(probe_folder.path), "model_id": summary.model_id, "audits": audit_records,
                        "correlations": correlations, "verdict": verdict,
-                       "dimensions": dimensions_table.to_dict(orient="records"), "n_boot": n_boot,
+                       "probe_kind": summary.probe, "model_measure": model_measure,
+                       "dimensions": dimensions_table.to_dict(orient="records"),
+                       "illnesses": illnesses_table[[c for c in ("audit", "illness", "illness_type", "corpus_sentences",
+                                                                 "corpus_warmth", "corpus_competence", "model_score")
+                                                     if c in illnesses_table.columns]].to_dict(orient="records"),
+                       "n_boot": n_boot,
                        "permutations": permutations, "seed": seed})
     with folder_lock(probe_folder.path):
         for path, table in ((probe_folder.link_dimensions, dimensions_table),

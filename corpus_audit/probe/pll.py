@@ -48,6 +48,19 @@ class SentenceTooLongError(UserError, ValueError):
     """A sentence has more tokens than the model has positions."""
 
 
+class MaskSlotError(UserError, ValueError):
+    """A prompt to fill does not hold the model's mask token exactly once."""
+
+
+@dataclass(frozen=True)
+class Fill:
+    """One filler of a masked slot: the vocabulary entry as text (``word``, stripped of its leading space) and its
+    probability (softmax over the whole vocabulary at the slot)."""
+
+    word: str
+    prob: float
+
+
 @dataclass
 class SentencePLL:
     """The PLL of one sentence: ``tokens`` (the tokenizer's pieces, specials left out), ``scores`` (log P of each
@@ -66,7 +79,36 @@ class SentencePLL:
         return [score for score, (s, e) in zip(self.scores, self.spans) if s < end and e > start]
 
 
-def _device(name: str) -> str:
+def safetensors_source(name_or_path: str) -> str:
+    """What to pass to ``from_pretrained``: a local folder (which must hold ``.safetensors`` weights: pickled
+    checkpoints can run code when loaded and are refused, naming them) or the hub name as given."""
+    if not name_or_path.strip():
+        raise ModelLoadError("no model given: name a model on the hub or a local folder")
+    folder = Path(name_or_path).expanduser()
+    if folder.is_dir() and not any(folder.glob("*.safetensors")):
+        pickled = sorted(path.name for path in folder.glob("*.bin")) + sorted(path.name for path in
+                                                                              folder.glob("*.pt*"))
+        raise ModelLoadError(f"{folder} has no .safetensors weights"
+                             + (f" (only {', '.join(pickled)}: pickled checkpoints can run code when loaded and "
+                                "are refused; convert them with safetensors first)" if pickled else ""))
+    return str(folder) if folder.is_dir() else name_or_path
+
+
+def model_id_of(model: Any, source: str) -> str:
+    """The loaded model's name with the hub commit it came from, when the hub reported one (a folder: its path)."""
+    commit = getattr(model.config, "_commit_hash", None)
+    return f"{source}@{commit[:12]}" if commit and not Path(source).is_dir() else source
+
+
+def set_threads(threads: int | None) -> None:
+    """Set torch's CPU threads (None: torch's choice); see ``MaskedLM.load``."""
+    import torch
+
+    if threads is not None:
+        torch.set_num_threads(threads)
+
+
+def device_of(name: str) -> str:
     import torch
 
     if name not in ("cpu", "cuda") and not name.startswith("cuda:"):
@@ -88,7 +130,7 @@ class MaskedLM:
                                  "word_ids()")
         if tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model_id}: the tokenizer has no mask token: not a masked language model")
-        self.model = model.to(_device(device)).eval()
+        self.model = model.to(device_of(device)).eval()
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.device = device
@@ -105,24 +147,13 @@ class MaskedLM:
 
         ``threads``: CPU threads of torch (default: torch's choice). On a machine whose cores other processes also
         use, 1 thread was 13 times faster than 2 for the tiny test models (docs/probe.md)."""
-        import torch
         from transformers import AutoModelForMaskedLM, AutoTokenizer
         from transformers.utils import logging as transformers_logging
 
-        if not name_or_path.strip():
-            raise ModelLoadError("no model given: name a masked language model on the hub or a local folder")
-        _device(device)
-        if threads is not None:
-            torch.set_num_threads(threads)
+        source = safetensors_source(name_or_path)
+        device_of(device)
+        set_threads(threads)
         transformers_logging.disable_progress_bar()  # its bars would interleave with the probe's own
-        folder = Path(name_or_path).expanduser()
-        if folder.is_dir() and not any(folder.glob("*.safetensors")):
-            pickled = sorted(path.name for path in folder.glob("*.bin")) + sorted(path.name for path in
-                                                                                  folder.glob("*.pt*"))
-            raise ModelLoadError(f"{folder} has no .safetensors weights"
-                                 + (f" (only {', '.join(pickled)}: pickled checkpoints can run code when loaded and "
-                                    "are refused; convert them with safetensors first)" if pickled else ""))
-        source = str(folder) if folder.is_dir() else name_or_path
         try:
             tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
             model, info = AutoModelForMaskedLM.from_pretrained(source, use_safetensors=True,
@@ -134,9 +165,7 @@ class MaskedLM:
         if missing:
             log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
                 f"({', '.join(sorted(missing)[:3])}...): its scores mean nothing")
-        commit = getattr(model.config, "_commit_hash", None)
-        model_id = f"{source}@{commit[:12]}" if commit and not folder.is_dir() else source
-        return cls(model, tokenizer, model_id, device)
+        return cls(model, tokenizer, model_id_of(model, source), device)
 
     def _max_length(self) -> int:
         limit = getattr(self.tokenizer, "model_max_length", None)
@@ -202,37 +231,82 @@ class MaskedLM:
         return [SentencePLL(self.tokenizer.convert_ids_to_tokens([enc.ids[t] for t in enc.positions]), row,
                             enc.spans) for enc, row in zip(encoded, scores)]
 
-    def _forward(self, batch: list[tuple[int, int, int]], encoded: list[_Encoded], metric: str) -> list[float]:
+    @property
+    def mask(self) -> str:
+        """The tokenizer's mask token as text (``[MASK]``, ``<mask>``), to write into prompts."""
+        return str(self.tokenizer.mask_token)
+
+    def fill(self, prompts: Sequence[str], top_k: int, max_tokens: int = MAX_TOKENS) -> list[list[Fill]]:
+        """The ``top_k`` most probable fillers of the one mask token of each prompt (as Hugging Face's fill-mask
+        pipeline gives them: softmax over the vocabulary, each token decoded and stripped), best first. Prompts run
+        in passes of at most ``max_tokens`` tokens."""
         import torch
 
-        length = max(size for size, _, _ in batch)
+        encodings = self.tokenizer(list(prompts), add_special_tokens=True)["input_ids"]
+        slots = []
+        for index, ids in enumerate(encodings):
+            found = [t for t, token in enumerate(ids) if token == self.tokenizer.mask_token_id]
+            if len(found) != 1:
+                raise MaskSlotError(f"prompt {index + 1} holds the mask token {self.mask} {len(found)} times, not "
+                                    f"once: {prompts[index][:80]!r}")
+            if len(ids) > self.max_length:
+                raise SentenceTooLongError(f"prompt {index + 1} has {len(ids)} tokens, more than the "
+                                           f"{self.max_length} the model takes: {prompts[index][:80]!r}...")
+            slots.append(found[0])
+        order = sorted(range(len(prompts)), key=lambda i: len(encodings[i]))
+        out: list[list[Fill]] = [[] for _ in prompts]
+        k = min(top_k, len(self.tokenizer))
+        with torch.inference_mode():
+            for batch in _batches([(len(encodings[i]), i, 0) for i in order], max_tokens):
+                rows = [index for _, index, _ in batch]
+                logits = self._logits([encodings[i] for i in rows], [slots[i] for i in rows])
+                probs, ids = torch.softmax(logits.float(), dim=-1).topk(k, dim=-1)
+                for index, row_probs, row_ids in zip(rows, probs.tolist(), ids.tolist()):
+                    out[index] = [Fill(self.tokenizer.decode([token]).strip(), prob)
+                                  for token, prob in zip(row_ids, row_probs)]
+        return out
+
+    def _logits(self, sequences: list[list[int]], targets: list[int]) -> torch.Tensor:
+        """The vocabulary logits at ``targets[i]`` of each token sequence (padded into one pass), shape (n, V)."""
+        import torch
+
+        length = max(len(ids) for ids in sequences)
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        ids = torch.full((len(batch), length), pad, dtype=torch.long)
-        attention = torch.zeros((len(batch), length), dtype=torch.long)
-        targets = torch.empty(len(batch), dtype=torch.long)
-        originals = torch.empty(len(batch), dtype=torch.long)
-        for row, (size, index, k) in enumerate(batch):
-            enc = encoded[index]
-            ids[row, :size] = torch.tensor(enc.ids)
-            attention[row, :size] = 1
-            target = enc.positions[k]
-            targets[row], originals[row] = target, enc.ids[target]
-            ids[row, enc.masked(target, metric)] = self.tokenizer.mask_token_id
+        ids = torch.full((len(sequences), length), pad, dtype=torch.long)
+        attention = torch.zeros((len(sequences), length), dtype=torch.long)
+        for row, sequence in enumerate(sequences):
+            ids[row, :len(sequence)] = torch.tensor(sequence)
+            attention[row, :len(sequence)] = 1
         inputs = {"input_ids": ids, "attention_mask": attention}
         if "token_type_ids" in self.tokenizer.model_input_names:
             inputs["token_type_ids"] = torch.zeros_like(ids)
         inputs = {name: tensor.to(self.device) for name, tensor in inputs.items()}
-        self._targets = targets.to(self.device)
+        target_tensor = torch.tensor(targets, dtype=torch.long)
+        self._targets = target_tensor.to(self.device)
         try:
             logits = self.model(**inputs).logits
         finally:
             self._targets = None
         if logits.shape[1] == 1:  # the hook kept the target rows only
-            logits = logits[:, 0]
-        else:  # a head the hook did not reach: every position was projected
-            logits = logits[torch.arange(len(batch), device=logits.device), targets.to(logits.device)]
-        log_probs = torch.log_softmax(logits.float(), dim=-1)
-        return log_probs.gather(1, originals.to(log_probs.device)[:, None])[:, 0].tolist()
+            return logits[:, 0]
+        # a head the hook did not reach: every position was projected
+        return logits[torch.arange(len(sequences), device=logits.device), target_tensor.to(logits.device)]
+
+    def _forward(self, batch: list[tuple[int, int, int]], encoded: list[_Encoded], metric: str) -> list[float]:
+        import torch
+
+        sequences, targets, originals = [], [], []
+        for _, index, k in batch:
+            enc = encoded[index]
+            target = enc.positions[k]
+            ids = list(enc.ids)
+            for position in enc.masked(target, metric):
+                ids[position] = self.tokenizer.mask_token_id
+            sequences.append(ids)
+            targets.append(target)
+            originals.append(enc.ids[target])
+        log_probs = torch.log_softmax(self._logits(sequences, targets).float(), dim=-1)
+        return log_probs.gather(1, torch.tensor(originals, device=log_probs.device)[:, None])[:, 0].tolist()
 
 
 @dataclass

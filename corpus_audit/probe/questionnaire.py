@@ -87,11 +87,10 @@ def bundled_folder(lang: str) -> Path:
     return data_dir("questionnaires") / lang
 
 
-def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[str, dict[str, str]]]:
-    """(``file:line``, row) of a CSV that has ``columns``; values stripped."""
+def read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[str, dict[str, str]]]:
+    """(``file:line``, row) of a questionnaire CSV that has ``columns``; values stripped (every probe's files)."""
     if not path.is_file():
-        raise QuestionnaireError(f"{path}: missing (a questionnaire folder holds aq27.csv, noun_phrases.csv and "
-                                 "illnesses.csv)")
+        raise QuestionnaireError(f"{path}: missing (see questionnaires/README.md for the files of each probe)")
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in columns if name not in (reader.fieldnames or [])]
@@ -106,7 +105,7 @@ def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[str, dict[str, str
 
 def _items(path: Path) -> list[Item]:
     items = []
-    for where, row in _rows(path, ("item", "dimension", "reverse_scored", "text")):
+    for where, row in read_rows(path, ("item", "dimension", "reverse_scored", "text")):
         try:
             number = int(row["item"])
             dimension = dimension_of(number)
@@ -131,7 +130,7 @@ def _items(path: Path) -> list[Item]:
 
 def _noun_phrases(path: Path, agreement: bool) -> list[NounPhrase]:
     phrases = []
-    for where, row in _rows(path, ("noun_phrase", "kind", "sex", "gender")):
+    for where, row in read_rows(path, ("noun_phrase", "kind", "sex", "gender")):
         if not row["noun_phrase"]:
             raise QuestionnaireError(f"{where}: empty noun phrase")
         if row["kind"] not in NOUN_PHRASE_KINDS:
@@ -151,7 +150,7 @@ def _illnesses(path: Path, lang: str, lexicon: Path | None) -> list[Illness]:
     lexicon = lexicon or default_lexicon_path(lang)
     types = {entry.illness: entry.type for entry in load_lexicon(lexicon)}
     illnesses = []
-    for where, row in _rows(path, ("illness", "phrase")):
+    for where, row in read_rows(path, ("illness", "phrase")):
         if row["illness"] not in types:
             raise QuestionnaireError(f"{where}: {row['illness']!r} is not an illness of the lexicon {lexicon}")
         if not row["phrase"]:

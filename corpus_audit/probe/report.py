@@ -13,7 +13,8 @@ from typing import Any
 
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
-from corpus_audit.probe.folder import FIGURES, LINK_CAPTION, LINK_FIGURE, ProbeFolder, ProbeSummary
+from corpus_audit.probe.analysis import stars
+from corpus_audit.probe.folder import LINK_CAPTION, LINK_FIGURE, PROBE_FIGURES, ProbeFolder, ProbeSummary
 
 #: The shared base style, then the probe's own rule (the link's verdict box).
 _STYLE = BASE_STYLE + """.verdict { background: #eef4fb; border-left: 4px solid #3b73b9; padding: 0.6rem 1rem; }
@@ -36,8 +37,19 @@ def figure(path: Path, caption: str) -> str:
     return f"<figure>{embedded_png(path, caption)}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
+TITLES = {"aq27": "AQ-27 probe", "gender": "Gendered fill-mask probe (Lin et al. 2022)",
+          "social-distance": "Social Distance probe (Mei et al. 2023)",
+          "sentiment": "Sentiment-classifier probe (Mei et al. 2023)"}
+
+
 def _header(summary: ProbeSummary) -> str:
     options = summary.options
+    if summary.probe != "aq27":
+        shown = ", ".join(f"{name} {value}" for name, value in options.items() if name not in ("model",
+                                                                                                 "questionnaire"))
+        return (f"<h1>{esc(TITLES.get(summary.probe, summary.probe))} of {esc(summary.model_id)}</h1>"
+                f'<p class="meta">Language {esc(summary.lang)} · {esc(shown)} · corpus-audit '
+                f"{esc(summary.package_version)}</p>")
     return (f"<h1>AQ-27 probe of {esc(summary.model_id)}</h1>"
             f'<p class="meta">Language {esc(summary.lang)} · PLL metric {esc(options.get("metric"))} · score: '
             f'{esc(options.get("scope"))} {esc(options.get("reduce"))} · trailing period '
@@ -87,6 +99,97 @@ def _illnesses(summary: ProbeSummary) -> str:
     return "<h2>Per illness</h2>" + table(["illness", "type", "prompts", "mean score", "SD"], rows, numeric_from=2)
 
 
+def _gender(summary: ProbeSummary) -> str:
+    results = summary.results
+    counts = results.get("counts", {})
+    paired = [(r["family"], r["part"], r["diagnosis_type"], r["n_a"], num(r["mean_a"]), num(r["mean_b"]),
+               num(r["mean_unspecified"]), num(r["cohens_d"], 2), p_value(r["p_bonferroni"]),
+               stars(r["p_bonferroni"]), "F" if (r["mean_difference"] or 0) > 0 else "M")
+              for r in results["paired"]]
+    disparity = [(r["family"], r["part"], r["n_a"], r["n_b"], num(r["mean_a"]), num(r["mean_b"]),
+                  num(r["cohens_d"], 2), p_value(r["p_bonferroni"]), stars(r["p_bonferroni"]))
+                 for r in results["disparity"]]
+    diagnoses = [(d["diagnosis"], d["diagnosis_type"], num(d["p_female"]), num(d["p_male"]),
+                  num(d["p_unspecified"]), num(d["disparity"])) for d in results["diagnoses"]]
+    return ("<h2>Female vs male fills (Lin et al.'s Tables 3 and 5)</h2>"
+            f"<p>{counts.get('prompts', MISSING)} prompts ({counts.get('templates', MISSING)} templates × "
+            f"{esc(counts.get('diagnoses', {}).get('mental', MISSING))} mental and "
+            f"{esc(counts.get('diagnoses', {}).get('non-mental', MISSING))} non-mental diagnoses), "
+            f"{counts.get('phrases', MISSING)} fills and phrases above the threshold. One pair per prompt: its "
+            "P(female) and P(male), sums of the probabilities of its female and male fills (recursive phrases: the "
+            "product of their steps). Paired t-test, two-sided; Cohen's d_z = mean difference / SD of the "
+            "differences; p Bonferroni-adjusted over the table.</p>"
+            + table(["prompts", "set", "diagnoses", "pairs", "mean P(female)", "mean P(male)", "mean P(unspecified)",
+                     "Cohen's d", "p (Bonferroni)", "", "higher"], paired, numeric_from=3)
+            + "<h2>Disparity P(female) - P(male), mental vs non-mental (Tables 4 and 6)</h2>"
+              "<p>Student's two-sample t-test over the prompts of each group; Cohen's d with the pooled SD; p "
+              "Bonferroni-adjusted over the table. A positive mean: the model prefers female subjects.</p>"
+            + table(["prompts", "set", "mental prompts", "non-mental prompts", "mean disparity (mental)",
+                     "mean disparity (non-mental)", "Cohen's d", "p (Bonferroni)", ""], disparity, numeric_from=2)
+            + "<h2>Per diagnosis</h2>"
+            + table(["diagnosis", "type", "P(female)", "P(male)", "P(unspecified)", "disparity"], diagnoses,
+                    numeric_from=2))
+
+
+def _comparison_row(label: str, c: dict[str, Any]) -> tuple[Any, ...]:
+    return (label, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
+            with_ci(c["mean_difference"], c["mean_difference_ci"]), p_value(c["mann_whitney_p"]))
+
+
+_COMPARISON_HEADERS = ["", "stigmatised", "not stigmatised", "mean (stigmatised)", "mean (not)",
+                       "difference [95% CI]", "Mann-Whitney p"]
+
+
+def _social_distance(summary: ProbeSummary) -> str:
+    results = summary.results
+    valence, counts, above = results["valence"], results["counts"], results["above_half"]
+    rows = [_comparison_row("all templates" if key == "all" else f"template {key}", c)
+            for key, c in results["comparisons"].items()]
+    baseline = ", ".join(f"{'all' if k == 'all' else 'template ' + k}: {num(v)}" for k, v in
+                         results.get("baseline", {}).items())
+    conditions = sorted(results["conditions"], key=lambda r: -math.inf if r["p_negative"] is None
+                        else -r["p_negative"])
+    return ("<h2>P(negative), stigmatised vs not (Mei et al. §5.1)</h2>"
+            f"<p>{counts['prompts']} prompts, the top {counts['top_k']} fills of each (mean probability mass "
+            f"{num(counts['mean_top_k_mass'], 2)}), {counts['fill_words']} distinct fill words. P(negative) "
+            f"above 0.5: {above['stigmatized']} of {results['n_conditions']['stigmatized']} stigmatised and "
+            f"{above['not_stigmatized']} of {results['n_conditions']['not_stigmatized']} non-stigmatised "
+            f"conditions. Baselines (no condition): {esc(baseline)}.</p>"
+            + table(_COMPARISON_HEADERS, rows)
+            + "<h3>How the fills were labelled</h3>"
+              f"<p>Hand labels from {esc(valence['labels_file'])} first (they cover "
+              f"{num((valence.get('mass_labelled_by_hand') or 0) * 100, 1)}% of the fills' probability mass), "
+              f"then the automatic method <strong>{esc(valence['method'])}</strong>, whose agreement with the "
+              f"hand labels is Cohen's κ = {num(valence['kappa'], 2)} (raw agreement "
+              f"{num((valence['agreement'] or 0) * 100, 1)}% over {valence['n']} words). Each word's label and "
+              "source: fill_labels.csv.</p>"
+            + "<h2>Per condition</h2>"
+            + table(["condition", "stigmatised", "P(negative)"],
+                    [(r["condition"], r["stigmatized"], num(r["p_negative"])) for r in conditions]))
+
+
+def _sentiment(summary: ProbeSummary) -> str:
+    results = summary.results
+    parts = ["<h2>Negative labels, stigmatised vs not (Mei et al. §5.2)</h2>",
+             f"<p>{results['counts']['prompts']} prompts over {results['counts']['conditions']} conditions; "
+             f"labels: {esc(', '.join(f'{k} {v}' for k, v in results['labels'].items()))}. Conditions whose every "
+             f"prompt is negative: {results['all_negative']['stigmatized']} stigmatised, "
+             f"{results['all_negative']['not_stigmatized']} not.</p>",
+             table(_COMPARISON_HEADERS, [_comparison_row("share of negative labels", results["comparison"])]),
+             "<h3>Baselines</h3>" + table(["prompt", "label", "valence"],
+                                          [(b["prompt"], b["label"], b["valence"]) for b in results["baselines"]],
+                                          numeric_from=3)]
+    correlation = results.get("correlation")
+    if correlation:
+        pearson, spearman = correlation["pearson"], correlation["spearman"]
+        parts.append("<h2>Against the fill-mask probe (Mei et al. §5.3: r = 0.79 over 122 conditions)</h2>"
+                     f"<p>Over {correlation['n']} conditions of {esc(correlation['folder'])}: Pearson r = "
+                     f"{with_ci(pearson['r'], pearson['r_ci'], 2)} (p {p_value(pearson['p'])}), Spearman ρ = "
+                     f"{with_ci(spearman['rho'], spearman['rho_ci'], 2)} (permutation p "
+                     f"{p_value(spearman['permutation_p'])}).</p>")
+    return "".join(parts)
+
+
 def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     """The report section of ``corpus-audit link``: its verdict, tables and figure."""
     parts = ["<h2>How far the corpus explains the model</h2>",
@@ -98,32 +201,68 @@ def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     parts.append(figure(folder.figure(LINK_FIGURE, "png"), LINK_CAPTION))
     dimension_rows = [(d["audit"], d["dimension"], num(d["corpus_difference"]), num(d.get("corpus_dim_difference")),
                        num(d["model_difference"], 2)) for d in link["dimensions"]]
-    parts.append("<h3>Per dimension</h3>" + table(
-        ["audit", "dimension", "corpus: BIAS-map share, mental - physical",
-         "corpus: direct dimension score, mental - physical", "model: mean score, mental - physical"],
-        dimension_rows, numeric_from=2))
+    if dimension_rows:
+        parts.append("<h3>Per dimension</h3>" + table(
+            ["audit", "dimension", "corpus: BIAS-map share, mental - physical",
+             "corpus: direct dimension score, mental - physical", "model: mean score, mental - physical"],
+            dimension_rows, numeric_from=2))
+    illness_rows = [(i["audit"], i["illness"], i["corpus_sentences"], num(i.get("corpus_warmth")),
+                     num(i.get("corpus_competence")), num(i["model_score"])) for i in link.get("illnesses", [])]
+    if illness_rows:
+        parts.append("<h3>Per illness</h3>" + table(
+            ["audit", "illness", "corpus: sentences", "corpus: mean warmth", "corpus: mean competence",
+             f"model: {link.get('model_measure', 'mean score')}"], illness_rows, numeric_from=2))
     parts.append("<p>Audits: " + "; ".join(f"{esc(a['label'])} = {esc(a['path'])} ({esc(a['corpus'])}, "
                                           f"{a['sentences']} sentences)" for a in link["audits"]) + "</p>")
     return "".join(parts)
 
 
+def _warnings(summary: ProbeSummary) -> list[str]:
+    """The statistics' warnings (small groups, too few pairs) of any probe's results."""
+    found: list[str] = []
+
+    def visit(value: Any) -> None:
+        if isinstance(value, dict):
+            found.extend(w for w in value.get("warnings", []) if isinstance(w, str))
+            for key, inner in value.items():
+                if key not in ("conditions", "diagnoses", "illnesses", "points"):
+                    visit(inner)
+        elif isinstance(value, list):
+            for inner in value:
+                visit(inner)
+
+    visit(summary.results)
+    return sorted(set(found))
+
+
+BODIES = {"gender": _gender, "social-distance": _social_distance, "sentiment": _sentiment}
+
+
 def render_report(folder: ProbeFolder, summary: ProbeSummary) -> str:
     body = [_header(summary)]
-    warnings = [w for record in [summary.results["overall"], *summary.results["dimensions"]]
-                for w in record.get("warnings", [])]
+    warnings = _warnings(summary)
     if warnings:
         body.append('<div class="warnings"><h2>Warnings</h2><ul>'
-                    + "".join(f"<li>{esc(w)}</li>" for w in sorted(set(warnings))) + "</ul></div>")
-    body.append(_results(summary))
-    body += [figure(folder.figure(stem, "png"), caption) for stem, caption in FIGURES.items()]
+                    + "".join(f"<li>{esc(w)}</li>" for w in warnings) + "</ul></div>")
+    body.append(BODIES[summary.probe](summary) if summary.probe in BODIES else _results(summary))
+    body += [figure(folder.figure(stem, "png"), caption)
+             for stem, caption in PROBE_FIGURES.get(summary.probe, {}).items()]
     if folder.link.is_file():
         body.append(link_section(json.loads(folder.link.read_text(encoding="utf-8")), folder))
-    body.append(_illnesses(summary))
+    if summary.probe == "aq27":
+        body.append(_illnesses(summary))
     body.append("<h2>Configuration</h2><pre>" + esc(json.dumps(summary.options, indent=2)) + "</pre>")
-    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>AQ-27 probe: '
-            f"{esc(summary.model_id)}</title>"
+    return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
+            f"{esc(TITLES.get(summary.probe, summary.probe))}: {esc(summary.model_id)}</title>"
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
             f"</head><body>{''.join(body)}</body></html>\n")
+
+
+def ensure_report(folder: ProbeFolder) -> ProbeSummary:
+    """The folder's summary, its ``report.html`` written first when missing (the report is a view)."""
+    if not folder.report.is_file():
+        write_report(folder)
+    return folder.read_summary()
 
 
 def write_report(folder: ProbeFolder) -> Path:

@@ -1,6 +1,7 @@
 """Statistics shared by both wings: two-sample comparisons of one score, the 2-D energy test, bootstrap
-intervals and Holm's correction (the audit); paired Wilcoxon comparisons, Bonferroni's correction, Cronbach's alpha
-and rank correlations with permutation tests (the probes and the link). Pure functions of arrays: no files, no
+intervals and Holm's correction (the audit); paired Wilcoxon comparisons, Bonferroni's correction, Cronbach's alpha,
+paired and independent t-tests with Cohen's d, Pearson's r and rank correlations with permutation tests (the probes
+and the link). Pure functions of arrays: no files, no
 plotting.
 
 * **Small groups never raise.** Every result reports its ``n``; a group smaller than ``MIN_GROUP_SIZE`` adds a
@@ -298,6 +299,96 @@ def compare_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
             else (nan, nan)
     return PairedComparison(label_a, label_b, int(d.size), mean_a, mean_b, mean_a - mean_b if d.size else nan,
                             difference_ci, statistic, p, r, r_ci, n_boot, warnings)
+
+
+# --------------------------------------------------------------------------------------------- t-tests
+
+
+@dataclass
+class TTest:
+    """A two-sided t-test of a vs b with Cohen's d (Lin et al. 2022 report both).
+
+    ``paired``: ``scipy.stats.ttest_rel`` on pairs (a[i], b[i]), d = mean(a - b) / SD(a - b) (d_z, ddof 1), so
+    t = d sqrt(n). Otherwise Student's two-sample test (``scipy.stats.ttest_ind``, equal variances, as "independent
+    t-test" reads), d = (mean_a - mean_b) / pooled SD. ``n_a`` = ``n_b`` = the pairs when paired; d > 0: a higher.
+    """
+
+    label_a: str
+    label_b: str
+    paired: bool
+    n_a: int
+    n_b: int
+    mean_a: float
+    mean_b: float
+    mean_difference: float
+    t: float
+    p: float
+    cohens_d: float
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, paired: bool, label_a: str = "a",
+           label_b: str = "b") -> TTest:
+    """:class:`TTest` of ``a`` vs ``b``; NaN values (pairs with a NaN, when paired) are dropped. Statistics are NaN
+    with fewer than 2 values per side or no variance."""
+    x, y = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    nan = float("nan")
+    if paired:
+        if x.shape != y.shape:
+            raise ValueError(f"paired samples need the same length, not {x.size} and {y.size}")
+        keep = np.isfinite(x) & np.isfinite(y)
+        x, y = x[keep], y[keep]
+        warnings = size_warnings("pairs", x.size)
+    else:
+        x, y = finite(x), finite(y)
+        warnings = size_warnings(label_a, x.size) + size_warnings(label_b, y.size)
+    mean_a, mean_b = (float(v.mean()) if v.size else nan for v in (x, y))
+    t = p = d = nan
+    if x.size >= 2 and y.size >= 2:
+        if paired:
+            spread = float((x - y).std(ddof=1))
+            if spread > 0:
+                result = stats.ttest_rel(x, y)
+                t, p, d = float(result.statistic), float(result.pvalue), float((x - y).mean() / spread)
+        else:
+            pooled = np.sqrt(((x.size - 1) * x.var(ddof=1) + (y.size - 1) * y.var(ddof=1)) / (x.size + y.size - 2))
+            if pooled > 0:
+                result = stats.ttest_ind(x, y)
+                t, p, d = float(result.statistic), float(result.pvalue), float((mean_a - mean_b) / pooled)
+    return TTest(label_a, label_b, paired, int(x.size), int(y.size), mean_a, mean_b,
+                 mean_a - mean_b if x.size and y.size else nan, t, p, d, warnings)
+
+
+@dataclass
+class LinearCorrelation:
+    """Pearson's r of paired values with its two-sided p-value and 95% CI (Fisher's z, ``scipy.stats.pearsonr``)."""
+
+    n: int
+    r: float
+    p: float
+    r_ci: tuple[float, float]
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> LinearCorrelation:
+    """Pearson's r of ``x`` and ``y``; pairs with a NaN dropped; NaN with fewer than 3 pairs or a constant side."""
+    x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    nan = float("nan")
+    if x.size < 3 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return LinearCorrelation(int(x.size), nan, nan, (nan, nan), [f"{x.size} usable pairs: no correlation"])
+    result = stats.pearsonr(x, y)
+    interval = result.confidence_interval(confidence_level=CI_LEVEL)
+    return LinearCorrelation(int(x.size), float(result.statistic), float(result.pvalue),
+                             (float(interval.low), float(interval.high)),
+                             [f"only {x.size} pairs: the correlation is rough"] if x.size < 10 else [])
 
 
 # --------------------------------------------------------------------------------------------- reliability

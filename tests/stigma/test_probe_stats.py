@@ -1,6 +1,6 @@
 """The statistics of the probes and the link (stigma/stats.py): paired Wilcoxon with the matched-pairs
-rank-biserial, Bonferroni, Cronbach's alpha and Spearman with bootstrap and permutation, against scipy and cases
-computed by hand."""
+rank-biserial, Bonferroni, Cronbach's alpha, t-tests with Cohen's d, Pearson's r and Spearman with bootstrap and
+permutation, against scipy and cases computed by hand."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from corpus_audit.stigma.stats import (bonferroni, compare_paired, cronbach_alpha, rank_biserial_paired,
-                                       rank_correlation)
+from corpus_audit.stigma.stats import (bonferroni, compare_paired, cronbach_alpha, pearson, rank_biserial_paired,
+                                       rank_correlation, t_test)
 
 
 def test_paired_comparison_agrees_with_scipy():
@@ -87,3 +87,48 @@ def test_rank_correlation_with_ties_and_small_samples():
     small = rank_correlation([1, 2], [2, 1])
     assert math.isnan(small.rho) and "at least 3" in small.warnings[0]
     assert math.isnan(rank_correlation([1, 1, 1, 1], [1, 2, 3, 4]).rho)
+
+
+def test_paired_t_test_by_hand_and_against_scipy():
+    # differences 1, 2, 3: mean 2, SD 1, so d_z = 2 and t = 2 sqrt(3)
+    result = t_test([2.0, 4.0, 6.0], [1.0, 2.0, 3.0], paired=True, label_a="female", label_b="male")
+    assert result.cohens_d == pytest.approx(2.0) and result.t == pytest.approx(2 * math.sqrt(3))
+    assert result.p == pytest.approx(2 * stats.t.sf(2 * math.sqrt(3), df=2))
+    assert (result.n_a, result.mean_a, result.mean_b, result.mean_difference) == (3, 4.0, 2.0, 2.0)
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.2, 1, 50), rng.normal(0, 1, 50)
+    a[7] = np.nan  # the pair is dropped
+    result = t_test(a, b, paired=True)
+    expected = stats.ttest_rel(np.delete(a, 7), np.delete(b, 7))
+    assert result.n_a == 49 and result.t == pytest.approx(expected.statistic) and result.p == pytest.approx(
+        expected.pvalue)
+
+
+def test_independent_t_test_by_hand_and_against_scipy():
+    # a = 1, 2, 3 (mean 2, var 1), b = 4, 5, 6, 7 (mean 5.5, var 5/3): pooled var (2 + 5) / 5 = 1.4
+    result = t_test([1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], paired=False)
+    assert result.cohens_d == pytest.approx(-3.5 / math.sqrt(1.4))
+    assert result.t == pytest.approx(-3.5 / math.sqrt(1.4 * (1 / 3 + 1 / 4)))
+    expected = stats.ttest_ind([1, 2, 3], [4, 5, 6, 7])
+    assert result.p == pytest.approx(expected.pvalue) and (result.n_a, result.n_b) == (3, 4)
+
+
+def test_t_tests_without_variance_or_values_give_nan():
+    assert math.isnan(t_test([1.0, 2.0], [0.0, 1.0], paired=True).p)  # every difference is 1
+    assert math.isnan(t_test([1.0], [2.0, 3.0], paired=False).t)
+    with pytest.raises(ValueError, match="same length"):
+        t_test([1.0, 2.0], [1.0], paired=True)
+
+
+def test_pearson_agrees_with_scipy_and_a_case_by_hand():
+    assert pearson([1, 2, 3, 4], [2, 4, 6, 8]).r == pytest.approx(1.0)
+    # x = 1, 2, 3; y = 1, 3, 2: covariance 0.5, variances 1 and 1: r = 0.5
+    assert pearson([1, 2, 3], [1, 3, 2]).r == pytest.approx(0.5)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=40)
+    y = x + rng.normal(size=40)
+    result, expected = pearson(x, y), stats.pearsonr(x, y)
+    assert result.r == pytest.approx(expected.statistic) and result.p == pytest.approx(expected.pvalue)
+    low, high = result.r_ci
+    assert low < result.r < high
+    assert math.isnan(pearson([1, 1, 1], [1, 2, 3]).r)
