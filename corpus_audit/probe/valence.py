@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.errors import UserError
+from corpus_audit.stigma.stats import agreement as coder_agreement
 
 LABELS = ("positive", "negative", "neutral", "irrelevant")
 METHODS = ("lexicons", "vader", "textblob", "instrument")
@@ -118,12 +119,6 @@ def auto_labels(words: Sequence[str], method: str, contexts: Sequence[str] = (),
 
 
 def agreement(hand: dict[str, str], auto: dict[str, str]) -> dict[str, Any]:
-    """Cohen's kappa (sklearn) and raw agreement of ``auto`` with ``hand`` over the words both label."""
-    from sklearn.metrics import cohen_kappa_score
-
+    """Cohen's kappa and raw agreement of ``auto`` with ``hand`` over the words both label."""
     words = sorted(set(hand) & set(auto))
-    a, b = [hand[w] for w in words], [auto[w] for w in words]
-    if not words:
-        return {"n": 0, "kappa": None, "agreement": None}
-    return {"n": len(words), "kappa": float(cohen_kappa_score(a, b, labels=list(LABELS))),
-            "agreement": sum(x == y for x, y in zip(a, b)) / len(words)}
+    return coder_agreement([hand[w] for w in words], [auto[w] for w in words], labels=LABELS)

@@ -466,3 +466,127 @@ def rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.nd
                       >= abs(rho) - 1e-12).sum())
     return RankCorrelation(int(x.size), rho, ci, (count + 1) / (permutations + 1), permutations, n_boot, seed,
                            warnings)
+
+
+# --------------------------------------------------------------------------------------------- multiple tests, coders
+
+
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg adjusted p-values (false discovery rate), same order as the input; NaN entries stay NaN
+    and are not counted. With the m finite p-values sorted ascending, p_adj(i) = min_{j >= i} min(1, m p(j) / j)."""
+    p = np.asarray(p_values, dtype=float)
+    adjusted = np.full(p.shape, np.nan)
+    finite = np.flatnonzero(np.isfinite(p))
+    m = finite.size
+    if m == 0:
+        return adjusted
+    order = finite[np.argsort(p[finite], kind="stable")]
+    scaled = p[order] * m / np.arange(1, m + 1)
+    adjusted[order] = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
+    return adjusted
+
+
+def agreement(a: Sequence[Any], b: Sequence[Any], labels: Sequence[Any] | None = None) -> dict[str, Any]:
+    """How two coders (or a coder and hand labels) agree on the same items: ``n``, Cohen's ``kappa``
+    (``sklearn.metrics.cohen_kappa_score``; None when undefined: fewer than 2 items or one label only, which gives
+    no chance-corrected agreement) and the raw ``agreement`` share. Items where either side is None are left out."""
+    from sklearn.metrics import cohen_kappa_score
+
+    pairs = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    if not pairs:
+        return {"n": 0, "kappa": None, "agreement": None}
+    x, y = [p[0] for p in pairs], [p[1] for p in pairs]
+    kappa = None
+    if len(pairs) >= 2 and len(set(x) | set(y)) > 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            value = float(cohen_kappa_score(x, y, labels=list(labels) if labels is not None else None))
+        kappa = value if np.isfinite(value) else None
+    return {"n": len(pairs), "kappa": kappa, "agreement": sum(u == v for u, v in pairs) / len(pairs)}
+
+
+# --------------------------------------------------------------------------------------------- binomial mixed model
+
+
+#: Prior SD of each fixed effect (log odds) of :func:`mixed_logit`: weak (an odds ratio of e^10 is barely shrunk)
+#: yet keeps the estimates finite when a condition never (or always) gives the outcome.
+FIXED_PRIOR_SD = 5.0
+
+
+@dataclass
+class MixedLogit:
+    """A binomial mixed model (logit link) with random intercepts of ``group`` and treatment-coded factors.
+
+    ``effects``: one record per non-reference level of each factor: ``factor``, ``level``, ``reference``,
+    ``log_odds_ratio``, ``se``, ``odds_ratio`` and its 95% Wald ``odds_ratio_ci``, two-sided ``p`` (normal), and
+    ``p_bh`` (Benjamini-Hochberg over the levels of that factor). ``group_sd``: the SD of the random intercepts.
+    """
+
+    n: int
+    n_groups: int
+    formula: str
+    effects: list[dict[str, Any]]
+    intercept: float
+    group_sd: float
+    method: str
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)
+
+
+def mixed_logit(outcome: Sequence[bool] | np.ndarray, factors: dict[str, tuple[Sequence[str], str]],
+                group: Sequence[str]) -> MixedLogit:
+    """Fit ``outcome`` (0/1 per observation) ~ factors + (1 | group).
+
+    ``factors``: name -> (level of each observation, reference level). statsmodels' ``BinomialBayesMixedGLM``
+    fitted by ``fit_map``: the posterior mode with its Laplace (normal) covariance, under a weak normal prior on the
+    fixed effects (SD ``FIXED_PRIOR_SD``) and statsmodels' default prior on the log SD of the random intercepts.
+    The odds ratios are conditional on the group (the same reading as lme4's glmer); their Wald intervals agree with
+    conditional logistic regression on the same data (tests/stigma). Levels that never occur are left out."""
+    import pandas as pd
+    from statsmodels.genmod.bayes_mixed_glm import BinomialBayesMixedGLM
+
+    y = np.asarray(outcome, dtype=float).ravel()
+    frame = pd.DataFrame({"y": y, "group": [str(g) for g in group]})
+    terms, warnings, columns = [], [], []
+    for index, (name, (levels, reference)) in enumerate(factors.items()):
+        column = f"f{index}"
+        frame[column] = [str(level) for level in levels]
+        present = sorted(set(frame[column]))
+        if reference not in present:
+            raise ValueError(f"{name}: the reference level {reference!r} has no observation")
+        terms.append(f"C({column}, Treatment({reference!r}))")
+        columns.append((name, column, reference, [level for level in present if level != reference]))
+        for level in present:
+            rate = frame.loc[frame[column] == level, "y"].mean()
+            if rate in (0.0, 1.0):
+                warnings.append(f"{name} {level}: the outcome is {'never' if rate == 0 else 'always'} seen; its "
+                                "odds ratios rest on the prior and are unreliable (separation)")
+    formula = "y ~ " + " + ".join(terms)
+    model = BinomialBayesMixedGLM.from_formula(formula, {"group": "0 + C(group)"}, frame, fe_p=FIXED_PRIOR_SD)
+    result = model.fit_map()
+    names = list(model.exog_names)
+    mean, sd = np.asarray(result.fe_mean, dtype=float), np.asarray(result.fe_sd, dtype=float)
+    effects = []
+    for name, column, reference, levels in columns:
+        records = []
+        for level in levels:
+            k = names.index(f"C({column}, Treatment({reference!r}))[T.{level}]")
+            z = mean[k] / sd[k]
+            records.append({"factor": name, "level": level, "reference": reference, "log_odds_ratio": mean[k],
+                            "se": sd[k], "odds_ratio": float(np.exp(mean[k])),
+                            "odds_ratio_ci": (float(np.exp(mean[k] - 1.959964 * sd[k])),
+                                              float(np.exp(mean[k] + 1.959964 * sd[k]))),
+                            "p": float(2 * stats.norm.sf(abs(z)))})
+        for record, adjusted in zip(records, benjamini_hochberg([r["p"] for r in records])):
+            record["p_bh"] = float(adjusted)
+        effects += records
+    counts = frame["group"].value_counts()
+    if len(counts) < 5:
+        warnings.append(f"only {len(counts)} groups: the random intercepts' SD is poorly estimated")
+    readable = formula
+    for name, column, reference, _ in columns:
+        readable = readable.replace(f"C({column}, Treatment({reference!r}))", name)
+    return MixedLogit(int(y.size), int(len(counts)), f"{readable} + (1 | group)", effects,
+                      float(mean[names.index("Intercept")]), float(np.exp(np.asarray(result.vcp_mean)[0])),
+                      "statsmodels BinomialBayesMixedGLM.fit_map (posterior mode, Laplace covariance)", warnings)
