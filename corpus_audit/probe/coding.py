@@ -2,19 +2,21 @@
 incompetence, blame, social distance, control, pity), by this project's instrument; the judge model's coding is
 parsed in :mod:`corpus_audit.probe.scenarios`.
 
-The instrument reads the unfinished sentence and its completion as one text ("After the interview, the hiring
-manager decided not to proceed with the offer.") and gives its judgement gate, warmth, competence and the nine
-AQ-27 dimension scores (p(endorse) - p(reject), in [-1, 1]). A completion is **stigma-congruent** when the gate's
-most probable category is a judgement about people and it has at least one type:
+The instrument reads the completion alone (the model's own words: "not to proceed with the offer, worried that
+Daniel might not cope") and gives warmth, competence, its judgement gate and the nine AQ-27 dimension scores
+(p(endorse) - p(reject), in [-1, 1]):
 
-* the top dimension (largest absolute score, :func:`corpus_audit.stigma.judgement.label_sentences`) when endorsed
-  (score > 0): Dangerousness and Fear -> danger; Blame and Anger -> blame; Avoidance and Segregation -> social
-  distance; Coercion -> control; Pity -> pity; Help is the one positively worded dimension: rejected (score < 0) it
-  is social distance, endorsed it is no stigma;
-* incompetence: the AQ-27 has no dimension for it, so the Stereotype Content Model's competence axis stands in:
-  competence at or below ``-INCOMPETENCE_CUT``.
+* **stigma-congruent** when the Stereotype Content Model reads the completion as cold: warmth below 0 (treating the
+  person unfavourably, keeping away, refusing: the warmth axis is the SCM's reading of intent);
+* its **types**: the top AQ-27 dimension (largest absolute score) when endorsed (score > 0): Dangerousness and
+  Fear -> danger; Blame and Anger -> blame; Avoidance and Segregation -> social distance; Coercion -> control;
+  Pity -> pity; Help, the one positively worded dimension, is social distance when rejected (score < 0) and no
+  stigma when endorsed; incompetence, which the AQ-27 lacks, from the competence axis (at or below
+  ``-INCOMPETENCE_CUT``).
 
-The rule was fixed before the hand-labelled sample was coded (docs/probe.md gives its agreement).
+The judgement gate is not used for the binary code: it was trained on sentences that judge people who have an
+illness, and reads narrated actions ("found excuses not to go") as no judgement; with the gate and the dimensions
+alone the instrument agreed with the hand labels at kappa 0.10 (docs/probe.md, where the choice and its caveat are).
 """
 
 from __future__ import annotations
@@ -24,10 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from corpus_audit.common.errors import UserError
 from corpus_audit.probe.scenarios import TYPES
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
-from corpus_audit.stigma.judgement import CATEGORY_COLUMNS, DIMENSION_COLUMNS, JUDGEMENT, label_sentences
+from corpus_audit.stigma.judgement import DIMENSION_COLUMNS
 
 #: The AQ-27 dimension that stands for each stigma type when the instrument finds it endorsed.
 DIMENSION_TYPES = {"Dangerousness": "danger", "Fear": "danger", "Blame": "blame", "Anger": "blame",
@@ -35,40 +36,36 @@ DIMENSION_TYPES = {"Dangerousness": "danger", "Fear": "danger", "Blame": "blame"
                    "Pity": "pity"}
 #: Help rejected ("I wouldn't help") is keeping away.
 REJECTED_TYPES = {"Help": "social distance"}
+#: Warmth below this is a cold, unfavourable reading: stigma-congruent.
+WARMTH_CUT = 0.0
 #: Competence at or below minus this marks incompetence (the axis is about -1 to 1 over the seed lexicon).
 INCOMPETENCE_CUT = 0.25
 
 
-class InstrumentError(UserError, ValueError):
-    """The instrument cannot code completions (its axes carry no judgement gate)."""
-
-
 def instrument_codes(scores: np.ndarray) -> list[tuple[bool, tuple[str, ...]]]:
-    """(stigma-congruent, types) of each row of the instrument's columns (``OUTPUT_COLUMNS``)."""
+    """(stigma-congruent, types) of each row of the instrument's columns (``OUTPUT_COLUMNS``); rows without a
+    warmth (an empty completion) are not stigma-congruent. Types are given to stigma-congruent rows only."""
     scores = np.asarray(scores, dtype=float).reshape(-1, len(OUTPUT_COLUMNS))
-    probabilities = scores[:, [OUTPUT_COLUMNS.index(c) for c in CATEGORY_COLUMNS]]
     dimensions = scores[:, [OUTPUT_COLUMNS.index(c) for c in DIMENSION_COLUMNS.values()]]
-    if len(scores) and not np.isfinite(probabilities).any():
-        raise InstrumentError("the instrument's axes carry no judgement gate, so it cannot tell judgements from "
-                              "other text: train axes again with `corpus-audit axes train` (or pass --coder judge)")
-    categories, tops = label_sentences(probabilities, dimensions)
+    warmth = scores[:, OUTPUT_COLUMNS.index("warmth")]
     competence = scores[:, OUTPUT_COLUMNS.index("competence")]
     names = list(DIMENSION_COLUMNS)
     codes = []
-    for row, category, top in zip(range(len(scores)), categories, tops):
-        if category != JUDGEMENT:
+    for row in range(len(scores)):
+        if not warmth[row] < WARMTH_CUT:
             codes.append((False, ()))
             continue
         found = set()
-        score = dimensions[row, names.index(top)]
-        if score > 0 and top in DIMENSION_TYPES:
-            found.add(DIMENSION_TYPES[top])
-        elif score < 0 and top in REJECTED_TYPES:
-            found.add(REJECTED_TYPES[top])
+        if np.isfinite(dimensions[row]).any():
+            top = names[int(np.argmax(np.abs(np.nan_to_num(dimensions[row]))))]
+            score = dimensions[row, names.index(top)]
+            if score > 0 and top in DIMENSION_TYPES:
+                found.add(DIMENSION_TYPES[top])
+            elif score < 0 and top in REJECTED_TYPES:
+                found.add(REJECTED_TYPES[top])
         if competence[row] <= -INCOMPETENCE_CUT:
             found.add("incompetence")
-        types = tuple(t for t in TYPES if t in found)
-        codes.append((bool(types), types))
+        codes.append((True, tuple(t for t in TYPES if t in found)))
     return codes
 
 

@@ -170,7 +170,7 @@ class _Run:
             rows.append({**cell, "domain": scenario.domain, "theme": scenario.theme, "category": condition.category,
                          "illness": condition.illness, "key": request.key, "completion": response.content,
                          "finish_reason": response.finish_reason,
-                         "text": f"{scenario.stem} {response.content.strip()}"})
+                         "text": response.content.strip()})
         return pd.DataFrame(rows)
 
     def explicit(self) -> pd.DataFrame:
@@ -226,9 +226,9 @@ def code(run: _Run, completions: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd
 
     from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
-    options, design = run.options, run.design
+    options = run.options
     measure = _instrument(options, run.log)
-    label_texts = [f"{design.scenario(s).stem} {c.strip()}" for s, c in zip(labels["scenario"], labels["completion"])]
+    label_texts = [completion.strip() for completion in labels["completion"]]
     scores = np.asarray(measure(completions["text"].tolist() + label_texts), dtype=float)
     codes = instrument_codes(scores)
     run_codes, label_codes = codes[:len(completions)], codes[len(completions):]
@@ -312,9 +312,10 @@ def analyse(completions: pd.DataFrame, explicit: pd.DataFrame | None, design: De
     results["counts"] = {"scenarios": len(design.scenarios), "conditions": len(design.conditions),
                          "arms": list(arms), "completions": int(len(completions)), "coded": int(len(coded)),
                          "domains": {d: int(n) for d, n in completions.groupby("domain")["scenario"].nunique().items()}}
-    results["by_domain"] = [{"domain": domain, "category": category, "rate": float(part["congruent"].astype(bool).mean()),
-                             "n": int(len(part))}
-                            for (domain, category), part in coded[coded["arm"] == ARMS[0]].groupby(["domain", "category"])]
+    baseline = coded[coded["arm"] == ARMS[0]]
+    results["by_domain"] = [{"domain": domain, "category": category, "n": int(len(part)),
+                             "rate": float(part["congruent"].astype(bool).mean())}
+                            for (domain, category), part in baseline.groupby(["domain", "category"])]
     results["conditions"] = jsonable(table)
     results["measure"] = "share of stigma-congruent completions"
     return jsonable(results), table
@@ -372,7 +373,8 @@ def run_contextual(options: ContextualOptions, outdir: str | Path, log: Callable
         report_inputs = {"completions": sha256_file(folder.completions), "coding": coding, "arms": options.arms,
                          "explicit": fingerprint(explicit.to_dict(orient="list")) if explicit is not None else None,
                          "permutations": options.permutations, "seed": options.seed, "version": __version__}
-        report_outputs = [folder.summary, folder.conditions, folder.illnesses, *([folder.explicit] if explicit is not None else []),
+        report_outputs = [folder.summary, folder.conditions, folder.illnesses,
+                          *([folder.explicit] if explicit is not None else []),
                           *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["contextual"] for fmt in FIGURE_FORMATS)]
         report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
         if report_reason is None:
@@ -414,4 +416,3 @@ def _report(completions: pd.DataFrame, explicit: pd.DataFrame | None, coding: di
     folder.write_summary(summary)
     write_report(folder)
     return summary
-
