@@ -141,10 +141,12 @@ def write_contextual_figure(folder: ProbeFolder, table: pd.DataFrame, effects: l
     rows = [e for e in effects if e["factor"] == "condition"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 1.5 + 0.35 * len(table)), layout="constrained")
     for y, effect in enumerate(rows):
-        low, high = effect["odds_ratio_ci"] or (np.nan, np.nan)
+        # an interval that runs to infinity (separation; None in summary.json) is drawn to the plot's edge
+        estimate, (low, high) = effect["odds_ratio"], effect["odds_ratio_ci"] or (None, None)
+        low, high = (np.nan if v is None else float(v) for v in (low, high))
         color = CATEGORY_COLORS.get(categories.get(effect["level"], ""), "black")
-        left.errorbar(effect["odds_ratio"], y, xerr=[[effect["odds_ratio"] - low], [high - effect["odds_ratio"]]],
-                      fmt="o", color=color, capsize=3)
+        left.errorbar(estimate, y, xerr=[[estimate - low], [min(high, 1e4 * estimate) - estimate]], fmt="o",
+                      color=color, capsize=3)
     left.set_yticks(range(len(rows)), [e["level"] for e in rows], fontsize=8)
     left.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
     left.set_xscale("log")

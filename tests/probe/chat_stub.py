@@ -24,9 +24,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 #: Probability of a stigma-congruent completion per condition (the scripted truth), and the strategy's factor.
-RATES = {"healthy": 0.1, "schizophrenia": 0.7, "bipolar": 0.6, "depression": 0.5, "anxiety": 0.5, "alcohol": 0.6,
-         "HIV": 0.6, "hepatitis": 0.55, "back pain": 0.3, "hypertension": 0.25}
-STRATEGY = 0.4
+RATES = {"healthy": 0.15, "schizophrenia": 0.95, "bipolar": 0.9, "depression": 0.85, "anxiety": 0.85,
+         "alcohol": 0.9, "HIV": 0.85, "hepatitis": 0.8, "back pain": 0.5, "hypertension": 0.45}
+STRATEGY = 0.5
 CONGRUENT = "refused to have anything to do with them and kept them away, since they seemed dangerous."
 NEUTRAL = "carried on exactly as they would with anyone else."
 
