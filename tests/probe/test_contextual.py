@@ -127,10 +127,11 @@ def test_type_agreement_by_hand():
     assert result["types"]["danger"]["agreement"] == 0.75
 
 
-def test_the_hand_labelled_sample_is_valid_and_balanced():
-    design = load_design("en", bundled_folder("en"))
-    labels = hand_labels(bundled_folder("en") / LABELS_FILE, design)
-    assert len(labels) >= 60 and 0.4 < labels["congruent"].mean() < 0.6
+@pytest.mark.parametrize(("lang", "size"), [("en", 60), ("es", 20)])
+def test_the_hand_labelled_sample_is_valid_and_balanced(lang, size):
+    design = load_design(lang, bundled_folder(lang))
+    labels = hand_labels(bundled_folder(lang) / LABELS_FILE, design)
+    assert len(labels) >= size and 0.4 < labels["congruent"].mean() < 0.6
     assert set(t for types in labels["types"] for t in types) == set(TYPES)
     assert HEALTHY in set(labels["condition"]) and not labels.loc[labels["condition"] == HEALTHY, "congruent"].any()
 
