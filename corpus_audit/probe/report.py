@@ -238,7 +238,7 @@ def _contextual(summary: ProbeSummary) -> str:
     explicit = results.get("explicit")
     if explicit:
         by_name = {c["condition"]: c for c in conditions}
-        rows = [(e["condition"], e["n"], with_ci(e["mean"], None, 2), num(e["sd"], 2),
+        rows = [(e["condition"], e["n"], num(e["mean"], 2), num(e["sd"], 2),
                  num(by_name.get(e["condition"], {}).get(f"rate_{arms[0]}"), 2)) for e in explicit["conditions"]]
         d = explicit["dissociation"]
         parts += ["<h2>What the model says vs what it does (explicit AQ-27 beside the contextual shares)</h2>",
@@ -254,8 +254,8 @@ def _contextual(summary: ProbeSummary) -> str:
             if validation.get(coder)]
     parts += ["<h2>How the completions were coded</h2>",
               "<p>Stigma-congruent: the completion treats the person differently or unfavourably because of the "
-              "condition where it is not relevant (Wang et al.'s codebook). The instrument: the judgement gate says "
-              "the text judges people and an endorsed AQ-27 dimension or low competence gives a type "
+              "condition where it is not relevant (Wang et al.'s codebook). The instrument: the completion reads as "
+              "cold (warmth &lt; 0); its types come from its top endorsed AQ-27 dimension and low competence "
               "(docs/probe.md). The judge: a model given the codebook, through the same endpoint.</p>",
               f"<h3>Against the {validation['labels']} hand-labelled completions</h3>",
               table(["coder", "binary code vs hand labels", "mean Jaccard of types (both congruent)"], rows)]

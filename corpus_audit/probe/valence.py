@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.errors import UserError
-from corpus_audit.stigma.stats import agreement as coder_agreement
 
 LABELS = ("positive", "negative", "neutral", "irrelevant")
 METHODS = ("lexicons", "vader", "textblob", "instrument")
@@ -120,5 +119,7 @@ def auto_labels(words: Sequence[str], method: str, contexts: Sequence[str] = (),
 
 def agreement(hand: dict[str, str], auto: dict[str, str]) -> dict[str, Any]:
     """Cohen's kappa and raw agreement of ``auto`` with ``hand`` over the words both label."""
+    from corpus_audit.stigma.stats import agreement as coder_agreement
+
     words = sorted(set(hand) & set(auto))
     return coder_agreement([hand[w] for w in words], [auto[w] for w in words], labels=LABELS)
