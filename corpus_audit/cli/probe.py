@@ -1,6 +1,7 @@
 """The model-probe commands: ``probe score`` and ``probe aq27`` (a masked language model's pseudo-log-likelihood
 of sentences and of the AQ-27 prompts), ``probe gender`` and ``probe social-distance`` (its fill-mask
-questionnaires), ``probe sentiment`` (a text classifier) and ``link`` (a probe beside the audits of corpora)."""
+questionnaires), ``probe sentiment`` (a text classifier), ``probe contextual`` (a chat model's contextual judgements
+through an OpenAI-compatible endpoint) and ``link`` (a probe beside the audits of corpora)."""
 
 from __future__ import annotations
 
@@ -234,6 +235,90 @@ def sentiment_command(outdir: str, **settings: object) -> None:
         click.echo(f"against the fill-mask P(negative): Pearson r = {_number(correlation['pearson']['r'], '+.2f')} "
                    f"over {correlation['n']} conditions")
     click.echo(f"wrote {outdir}/report.html")
+
+
+@probe_group.command("contextual")
+@click.option("--endpoint", required=True,
+              help="Base URL of an OpenAI-compatible chat API, e.g. http://localhost:8000/v1 (vLLM, llama.cpp "
+                   "server, Ollama's /v1, a hosted API); /chat/completions is added.")
+@click.option("--model", required=True, help="Model name the endpoint serves (the probed chat model).")
+@OUTDIR_OPTION
+@click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
+              help="Language of the scenarios, instructions and AQ-27 (questionnaires/LANG/).")
+@click.option("--questionnaire", type=click.Path(exists=True, file_okay=False), default=None,
+              help="Folder with contextual.csv, contextual_conditions.csv, contextual_prompts.csv, "
+                   "contextual_labels.csv, aq27.csv and noun_phrases.csv (an edited copy of questionnaires/LANG/).")
+@click.option("--repetitions", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Completions per scenario x condition x prompt arm, and answer sheets per condition (the paper: "
+                   "10).")
+@click.option("--temperature", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Sampling temperature of the probed model (the paper: 1.0).")
+@click.option("--max-new-tokens", type=click.IntRange(min=1), default=120, show_default=True,
+              help="Longest completion asked for (max_tokens of each request).")
+@click.option("--strategy/--no-strategy", default=True, show_default=True,
+              help="Ask every scenario also with the strategy system prompt (the second factor; doubles the "
+                   "contextual requests).")
+@click.option("--explicit/--no-explicit", default=True, show_default=True,
+              help="Put the AQ-27 to the model per condition (integer answers 1-9 in JSON), beside the contextual "
+                   "arm.")
+@click.option("--json-mode/--no-json-mode", default=False, show_default=True,
+              help="Ask for JSON-object mode (response_format) in the explicit and judge requests; not every server "
+                   "supports it. Answers are parsed tolerantly either way.")
+@click.option("--parse-retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Times an unusable JSON answer (explicit arm, judge) is asked again, each a new request.")
+@click.option("--judge-model", default=None,
+              help="Also code every completion by this model through the same endpoint (temperature 0, the "
+                   "codebook in questionnaires/LANG/contextual_prompts.csv); agreement with the instrument is "
+                   "reported.")
+@click.option("--coder", type=click.Choice(["instrument", "judge"]), default="instrument", show_default=True,
+              help="Whose codes the statistics use (judge needs --judge-model).")
+@click.option("--instrument-model", default=None,
+              help="Embedding model of the instrument that codes completions (default: the language's default).")
+@click.option("--axes", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Axes file of the instrument, with its judgement gate (default: the shipped or cached axes).")
+@click.option("--labels", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Hand-labelled completions that validate the coders (default: questionnaires/LANG/"
+                   "contextual_labels.csv).")
+@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+              help="Shuffles of the permutation test of explicit vs contextual across conditions.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@click.option("--api-key-env", default="OPENAI_API_KEY", show_default=True,
+              help="Environment variable holding the API key, sent as a Bearer token and written nowhere; unset: "
+                   "no key is sent (local servers).")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Requests in flight at once.")
+@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Retries of a request after a rate limit (429), a server error (5xx), a timeout or a dropped "
+                   "connection, with exponential backoff that honours Retry-After.")
+@click.option("--backoff", type=click.FloatRange(min=0), default=1.0, show_default=True,
+              help="Seconds before the first retry, doubled at each next one (at most 120).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=120.0, show_default=True,
+              help="Seconds one request may take.")
+@click.option("--budget", type=click.IntRange(min=0), default=None,
+              help="Send at most this many requests in this run (retries included); what completed is saved and a "
+                   "rerun goes on without paying twice.")
+@PROGRESS_OPTION
+@reports_errors("cannot write to {outdir}")
+def contextual_command(outdir: str, **settings: object) -> None:
+    """Contextual judgements of a chat model (Wang et al. 2026): scenarios x health conditions (and a healthy
+    baseline) completed by the model, coded stigma-congruent or not by the instrument (and a judge model); odds
+    ratios vs healthy from a binomial mixed model (scenario random), the strategy prompt as a second factor, the
+    explicit AQ-27 beside it, figures and report.html. See docs/probe.md.
+    """
+    from corpus_audit.probe.contextual import ContextualOptions, run_contextual
+
+    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
+    try:
+        options = ContextualOptions(**settings)  # type: ignore[arg-type]
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    summary = run_contextual(options, outdir, log=log, progress=progress)
+    for effect in summary.results["by_category"]["effects"]:
+        low, high = effect["odds_ratio_ci"] or (None, None)
+        click.echo(f"{effect['factor']} {effect['level']:<14} OR {_number(effect['odds_ratio'], '.2f')} "
+                   f"[{_number(low, '.2f')}, {_number(high, '.2f')}], p_BH = {_number(effect['p_bh'], '.3g')}")
+    requests = summary.results["requests"]
+    click.echo(f"requests: {requests['sent']} sent this run, {requests['reused']} reused; wrote {outdir}/report.html")
 
 
 def _number(value: float | None, spec: str) -> str:

@@ -25,6 +25,8 @@ from corpus_audit.stigma.aq27 import DIMENSIONS, REVERSE_SCORED  # noqa: E402
 COLORS = {"mental": "tab:red", "physical": "tab:blue"}
 GENDER_COLORS = {"female": "tab:orange", "male": "tab:green", "unspecified": "tab:gray"}
 STIGMA_COLORS = {"yes": "tab:red", "no": "tab:blue"}
+CATEGORY_COLORS = {"healthy": "tab:gray", "mental": "tab:red", "physical-high": "tab:purple",
+                   "physical-low": "tab:blue"}
 
 
 def _save(figure: Figure, folder: ProbeFolder, stem: str) -> list[Path]:
@@ -130,6 +132,40 @@ def write_social_distance_figures(folder: ProbeFolder, conditions: pd.DataFrame)
                        Patch(color=STIGMA_COLORS["no"], label="not stigmatised")], fontsize=8, loc="lower right")
     ax.grid(axis="x", alpha=0.3)
     return _save(figure, folder, "negative")
+
+
+def write_contextual_figure(folder: ProbeFolder, table: pd.DataFrame, effects: list[dict[str, Any]]) -> list[Path]:
+    """Odds ratios vs healthy per condition (forest plot, log scale) and the share of stigma-congruent completions
+    per condition and prompt arm."""
+    categories = dict(zip(table["condition"], table["category"]))
+    rows = [e for e in effects if e["factor"] == "condition"]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 1.5 + 0.35 * len(table)), layout="constrained")
+    for y, effect in enumerate(rows):
+        # an interval that runs to infinity (separation; None in summary.json) is drawn to the plot's edge
+        estimate, (low, high) = effect["odds_ratio"], effect["odds_ratio_ci"] or (None, None)
+        low, high = (np.nan if v is None else float(v) for v in (low, high))
+        color = CATEGORY_COLORS.get(categories.get(effect["level"], ""), "black")
+        left.errorbar(estimate, y, xerr=[[estimate - low], [min(high, 1e4 * estimate) - estimate]], fmt="o",
+                      color=color, capsize=3)
+    left.set_yticks(range(len(rows)), [e["level"] for e in rows], fontsize=8)
+    left.axvline(1.0, color="black", linewidth=0.8, linestyle="--")
+    left.set_xscale("log")
+    left.set_xlabel("odds ratio vs healthy (95% CI)")
+    left.grid(axis="x", alpha=0.3)
+    arms = [c.removeprefix("rate_") for c in table.columns if c.startswith("rate_")]
+    positions = np.arange(len(table))
+    width = 0.8 / max(1, len(arms))
+    for index, arm in enumerate(arms):
+        right.barh(positions + (index - (len(arms) - 1) / 2) * width, table[f"rate_{arm}"].astype(float), height=width,
+                   color=[CATEGORY_COLORS.get(c, "black") for c in table["category"]], alpha=1.0 - 0.5 * index,
+                   label=arm)
+    right.set_yticks(positions, table["condition"], fontsize=8)
+    right.set_xlim(0, 1)
+    right.set_xlabel("share of stigma-congruent completions (darker: baseline, lighter: strategy prompt)")
+    right.legend(handles=[Patch(color=color, label=name) for name, color in CATEGORY_COLORS.items()], fontsize=8,
+                 loc="lower right")
+    right.grid(axis="x", alpha=0.3)
+    return _save(figure, folder, "contextual")
 
 
 def write_sentiment_figures(folder: ProbeFolder, conditions: pd.DataFrame,

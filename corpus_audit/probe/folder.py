@@ -2,13 +2,17 @@
 and that the probe report and ``probe/link.py`` read (as :mod:`corpus_audit.audit.folder` is for audits).
 
 - ``scores.parquet``: one row per scored prompt (the model's score of each filled questionnaire item);
-- ``summary.json``: :class:`ProbeSummary`, what was probed (``probe``: aq27, gender, social-distance, sentiment),
+- ``summary.json``: :class:`ProbeSummary`, what was probed (``probe``: aq27, gender, social-distance, sentiment,
+  contextual),
   with what, and the statistics;
 - ``illnesses.csv``: per illness of the illness lexicon, the probe's measure (``mean_score``), for people and for
   ``corpus-audit link``; ``dimensions.csv``: the AQ-27 probe's statistics per dimension;
 - ``fills.parquet`` (fill-mask probes: every fill or phrase with its probability), ``tests.csv`` (their tests),
   ``diagnoses.csv`` (gender: per diagnosis), ``conditions.csv`` (social distance, sentiment: per condition), ``fill_labels.csv`` (social distance: each fill
   word's valence and where it came from);
+- ``responses.jsonl`` (contextual: every chat completion received, by request key, the record that makes a rerun
+  pay for nothing twice), ``completions.parquet`` (contextual: one row per completion with its codes),
+  ``explicit.parquet`` (contextual: one row per AQ-27 answer sheet);
 - ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv``: what ``corpus-audit link`` found;
 - ``report.html`` and the figures; ``checkpoints.json`` and ``score-parts/`` for resuming, as in an audit.
 """
@@ -39,6 +43,9 @@ TESTS = "tests.csv"
 DIAGNOSES = "diagnoses.csv"
 CONDITIONS = "conditions.csv"
 FILL_LABELS = "fill_labels.csv"
+RESPONSES = "responses.jsonl"
+COMPLETIONS = "completions.parquet"
+EXPLICIT = "explicit.parquet"
 LINK = "link.json"
 LINK_DIMENSIONS = "link_dimensions.csv"
 LINK_ILLNESSES = "link_illnesses.csv"
@@ -61,13 +68,18 @@ PROBE_FIGURES = {
                                     "Figures 2-3)."},
     "sentiment": {"sentiment": "Share of negative labels per condition, stigmatised (red) and not (blue); with a "
                                "social-distance probe, against its P(negative) (Mei et al. §5.3)."},
+    "contextual": {"contextual": "Left: odds ratio of a stigma-congruent completion vs the healthy baseline per "
+                                 "condition (binomial mixed model, scenario random; 95% CI, log scale), coloured by "
+                                 "category. Right: share of stigma-congruent completions per condition and prompt "
+                                 "arm (Wang et al.'s Figures 3a and 4a)."},
 }
 LINK_FIGURE = "link"
 LINK_CAPTION = ("Left: per AQ-27 dimension, the corpus's mental - physical difference against the model's. Right: per "
                 "illness, how often the corpus mentions it against the model's mean score of its prompts.")
 FIGURE_FORMATS = ("png", "svg")
 #: Options that say where a probe runs, not what it computes: in no checkpoint and no summary.
-RUN_OPTIONS = ("device", "max_tokens", "threads")
+RUN_OPTIONS = ("device", "max_tokens", "threads", "api_key_env", "concurrency", "retries", "backoff", "timeout",
+               "budget")
 #: The parts of summary.json every reader needs.
 _SUMMARY_PARTS = ("probe", "model_id", "lang")
 #: Columns of dimensions.csv and illnesses.csv that the link reads.
@@ -129,6 +141,9 @@ class ProbeFolder:
         self.diagnoses = self.path / DIAGNOSES
         self.conditions = self.path / CONDITIONS
         self.fill_labels = self.path / FILL_LABELS
+        self.responses = self.path / RESPONSES
+        self.completions = self.path / COMPLETIONS
+        self.explicit = self.path / EXPLICIT
         self.link = self.path / LINK
         self.link_dimensions = self.path / LINK_DIMENSIONS
         self.link_illnesses = self.path / LINK_ILLNESSES

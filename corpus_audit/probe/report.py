@@ -14,6 +14,7 @@ from typing import Any
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
 from corpus_audit.probe.analysis import stars
+from corpus_audit.probe.scenarios import TYPES
 from corpus_audit.probe.folder import LINK_CAPTION, LINK_FIGURE, PROBE_FIGURES, ProbeFolder, ProbeSummary
 
 #: The shared base style, then the probe's own rule (the link's verdict box).
@@ -39,14 +40,16 @@ def figure(path: Path, caption: str) -> str:
 
 TITLES = {"aq27": "AQ-27 probe", "gender": "Gendered fill-mask probe (Lin et al. 2022)",
           "social-distance": "Social Distance probe (Mei et al. 2023)",
-          "sentiment": "Sentiment-classifier probe (Mei et al. 2023)"}
+          "sentiment": "Sentiment-classifier probe (Mei et al. 2023)",
+          "contextual": "Contextual-judgement probe (Wang et al. 2026)"}
 
 
 def _header(summary: ProbeSummary) -> str:
     options = summary.options
     if summary.probe != "aq27":
         shown = ", ".join(f"{name} {value}" for name, value in options.items() if name not in ("model",
-                                                                                                 "questionnaire"))
+                                                                                                 "questionnaire",
+                                                                                                 "endpoint"))
         return (f"<h1>{esc(TITLES.get(summary.probe, summary.probe))} of {esc(summary.model_id)}</h1>"
                 f'<p class="meta">Language {esc(summary.lang)} · {esc(shown)} · corpus-audit '
                 f"{esc(summary.package_version)}</p>")
@@ -190,6 +193,84 @@ def _sentiment(summary: ProbeSummary) -> str:
     return "".join(parts)
 
 
+def _odds_row(effect: dict[str, Any]) -> tuple[Any, ...]:
+    return (with_ci(effect["odds_ratio"], effect["odds_ratio_ci"], 2), p_value(effect["p"]), p_value(effect["p_bh"]),
+            stars(effect["p_bh"]))
+
+
+def _agreement_cell(record: dict[str, Any] | None) -> str:
+    if not record or not record.get("n"):
+        return MISSING
+    return f"κ = {num(record['kappa'], 2)}, agreement {num((record['agreement'] or 0) * 100, 1)}% (n = {record['n']})"
+
+
+def _contextual(summary: ProbeSummary) -> str:
+    results = summary.results
+    counts, coding = results["counts"], results["coding"]
+    arms = counts["arms"]
+    conditions = results["conditions"]
+    by_condition, by_category = results["by_condition"], results["by_category"]
+    rows = [(c["condition"], c["category"], c.get(f"n_{arms[0]}"),
+             *(num(c.get(f"rate_{arm}"), 2) for arm in arms),
+             *((_odds_row({"odds_ratio": c["odds_ratio"], "odds_ratio_ci": (c["or_low"], c["or_high"]), "p": c["p"],
+                           "p_bh": c["p_bh"]}) if c["odds_ratio"] is not None else ("reference", "", "", ""))))
+            for c in conditions]
+    parts = ["<h2>Stigma-congruent completions per condition (Wang et al.'s Figure 3a)</h2>",
+             f"<p>{counts['completions']} completions of {summary.model_id}: {counts['scenarios']} scenarios × "
+             f"{counts['conditions']} conditions × {len(arms)} prompt arm(s) ({esc(', '.join(arms))}) × "
+             f"{esc(summary.options.get('repetitions'))} repetitions at temperature "
+             f"{esc(summary.options.get('temperature'))}; coded by the <strong>{esc(coding['coder'])}</strong> "
+             f"({counts['coded']} usable codes). Odds ratios vs the healthy baseline from a binomial mixed model, "
+             f"{esc(by_condition['formula'])} (group = scenario; SD of the scenario intercepts "
+             f"{num(by_condition['group_sd'], 2)}); Wald 95% CIs; p Benjamini-Hochberg-adjusted across the "
+             "conditions.</p>",
+             table(["condition", "category", "completions per arm", *(f"share ({arm})" for arm in arms),
+                    "odds ratio vs healthy [95% CI]", "p", "p (BH)", ""], rows, numeric_from=2)]
+    category_rows = [(e["level"], *_odds_row(e)) for e in by_category["effects"] if e["factor"] == "category"]
+    prompt_rows = [(f"{e['level']} vs {e['reference']} prompt", *_odds_row(e)) for e in by_condition["effects"]
+                   if e["factor"] == "prompt"]
+    parts += ["<h2>By category, and the strategy prompt (the paper: 17.45, 13.02, 4.43; strategy 0.43)</h2>",
+              table(["vs healthy", "odds ratio [95% CI]", "p", "p (BH)", ""], category_rows + prompt_rows)]
+    type_columns = [f"type_{t.replace(' ', '_')}" for t in TYPES]
+    parts += ["<h2>Stigma types (baseline arm, share of each condition's completions)</h2>",
+              table(["condition", *TYPES], [(c["condition"], *(num(c.get(col), 2) for col in type_columns))
+                                            for c in conditions])]
+    explicit = results.get("explicit")
+    if explicit:
+        by_name = {c["condition"]: c for c in conditions}
+        rows = [(e["condition"], e["n"], num(e["mean"], 2), num(e["sd"], 2),
+                 num(by_name.get(e["condition"], {}).get(f"rate_{arms[0]}"), 2)) for e in explicit["conditions"]]
+        d = explicit["dissociation"]
+        parts += ["<h2>What the model says vs what it does (explicit AQ-27 beside the contextual shares)</h2>",
+                  f"<p>{explicit['valid']} of {explicit['sheets']} answer sheets usable (mean attempts "
+                  f"{num(explicit['mean_attempts'], 2)}). Scale: {esc(explicit['scale'])}. Across conditions, "
+                  f"Spearman ρ between the explicit score and the share of stigma-congruent completions = "
+                  f"{with_ci(d['rho'], d['rho_ci'], 2)} (permutation p {p_value(d['permutation_p'])}). A low explicit "
+                  "score beside high odds ratios is the dissociation the paper reports.</p>",
+                  table(["condition", "sheets", "AQ-27 mean (1-9)", "SD", f"contextual share ({arms[0]})"], rows)]
+    validation = coding["validation"]
+    rows = [(coder, _agreement_cell(validation.get(coder)),
+             num((validation.get(coder) or {}).get("jaccard"), 2)) for coder in ("instrument", "judge")
+            if validation.get(coder)]
+    parts += ["<h2>How the completions were coded</h2>",
+              "<p>Stigma-congruent: the completion treats the person differently or unfavourably because of the "
+              "condition where it is not relevant (Wang et al.'s codebook). The instrument: the completion reads as "
+              "cold (warmth &lt; 0); its types come from its top endorsed AQ-27 dimension and low competence "
+              "(docs/probe.md). The judge: a model given the codebook, through the same endpoint.</p>",
+              f"<h3>Against the {validation['labels']} hand-labelled completions</h3>",
+              table(["coder", "binary code vs hand labels", "mean Jaccard of types (both congruent)"], rows)]
+    if coding.get("coders"):
+        agreement = coding["coders"]
+        parts.append(f"<h3>Instrument vs judge on this run's completions</h3><p>{_agreement_cell(agreement)}; "
+                     f"mean Jaccard of the types where both say stigma-congruent "
+                     f"{num(agreement.get('jaccard'), 2)} (n = {agreement.get('n_both_congruent')}).</p>")
+    requests = results["requests"]
+    parts.append(f"<h2>Requests</h2><p>This run sent {requests['sent']} request(s) ({requests['retries']} retries, "
+                 f"at most {requests['max_in_flight']} in flight) and reused {requests['reused']} saved response(s); "
+                 f"{requests['stored']} responses are saved in responses.jsonl.</p>")
+    return "".join(parts)
+
+
 def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     """The report section of ``corpus-audit link``: its verdict, tables and figure."""
     parts = ["<h2>How far the corpus explains the model</h2>",
@@ -235,7 +316,8 @@ def _warnings(summary: ProbeSummary) -> list[str]:
     return sorted(set(found))
 
 
-BODIES = {"gender": _gender, "social-distance": _social_distance, "sentiment": _sentiment}
+BODIES = {"gender": _gender, "social-distance": _social_distance, "sentiment": _sentiment,
+          "contextual": _contextual}
 
 
 def render_report(folder: ProbeFolder, summary: ProbeSummary) -> str:

@@ -118,12 +118,8 @@ def auto_labels(words: Sequence[str], method: str, contexts: Sequence[str] = (),
 
 
 def agreement(hand: dict[str, str], auto: dict[str, str]) -> dict[str, Any]:
-    """Cohen's kappa (sklearn) and raw agreement of ``auto`` with ``hand`` over the words both label."""
-    from sklearn.metrics import cohen_kappa_score
+    """Cohen's kappa and raw agreement of ``auto`` with ``hand`` over the words both label."""
+    from corpus_audit.stigma.stats import agreement as coder_agreement
 
     words = sorted(set(hand) & set(auto))
-    a, b = [hand[w] for w in words], [auto[w] for w in words]
-    if not words:
-        return {"n": 0, "kappa": None, "agreement": None}
-    return {"n": len(words), "kappa": float(cohen_kappa_score(a, b, labels=list(LABELS))),
-            "agreement": sum(x == y for x, y in zip(a, b)) / len(words)}
+    return coder_agreement([hand[w] for w in words], [auto[w] for w in words], labels=LABELS)

@@ -101,7 +101,7 @@ def test_probe_aq27_refuses_a_cuda_device_without_a_gpu(roberta, tmp_path, monke
     assert result.exit_code == 1 and "torch sees no CUDA GPU here; use --device cpu" in result.output
 
 
-@pytest.mark.parametrize("command", [["probe", "score"], ["probe", "aq27"], ["link"]])
+@pytest.mark.parametrize("command", [["probe", "score"], ["probe", "aq27"], ["probe", "contextual"], ["link"]])
 def test_every_option_is_explained(command):
     result = CliRunner().invoke(main, [*command, "--help"])
     assert result.exit_code == 0

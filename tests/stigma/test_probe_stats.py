@@ -1,17 +1,19 @@
 """The statistics of the probes and the link (stigma/stats.py): paired Wilcoxon with the matched-pairs
 rank-biserial, Bonferroni, Cronbach's alpha, t-tests with Cohen's d, Pearson's r and Spearman with bootstrap and
-permutation, against scipy and cases computed by hand."""
+permutation, Benjamini-Hochberg, Cohen's kappa and the binomial mixed model, against scipy, statsmodels and cases
+computed by hand."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
-from corpus_audit.stigma.stats import (bonferroni, compare_paired, cronbach_alpha, pearson, rank_biserial_paired,
-                                       rank_correlation, t_test)
+from corpus_audit.stigma.stats import (agreement, benjamini_hochberg, bonferroni, compare_paired, cronbach_alpha,
+                                       mixed_logit, pearson, rank_biserial_paired, rank_correlation, t_test)
 
 
 def test_paired_comparison_agrees_with_scipy():
@@ -132,3 +134,80 @@ def test_pearson_agrees_with_scipy_and_a_case_by_hand():
     low, high = result.r_ci
     assert low < result.r < high
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]).r)
+
+
+def test_benjamini_hochberg_by_hand_and_against_statsmodels():
+    from statsmodels.stats.multitest import multipletests
+
+    p = [0.01, 0.04, 0.03, 0.2]
+    assert benjamini_hochberg(p) == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2])
+    rng = np.random.default_rng(3)
+    random = rng.uniform(0, 0.2, 40)
+    assert benjamini_hochberg(random) == pytest.approx(multipletests(random, method="fdr_bh")[1])
+    with_nan = benjamini_hochberg([0.01, np.nan, 0.04])
+    assert np.isnan(with_nan[1]) and with_nan[[0, 2]] == pytest.approx([0.02, 0.04])
+
+
+def test_agreement_kappa_by_hand_and_undefined_cases():
+    result = agreement([1, 1, 0, 0], [1, 0, 0, 0])
+    assert result == {"n": 4, "kappa": pytest.approx(0.5), "agreement": 0.75}  # po 0.75, pe 0.5
+    assert agreement([1, 1], [1, 1])["kappa"] is None  # one label only: no chance correction
+    assert agreement([1, None, 0], [1, 0, None])["n"] == 1
+
+
+def _simulated(odds_ratios, n_groups=30, repetitions=10, group_sd=0.8, intercept=-2.0, seed=11):
+    rng = np.random.default_rng(seed)
+    levels = ["healthy", *odds_ratios]
+    offsets = rng.normal(0, group_sd, n_groups)
+    rows = []
+    for g in range(n_groups):
+        for level in levels:
+            eta = intercept + (np.log(odds_ratios[level]) if level != "healthy" else 0.0) + offsets[g]
+            rows += [(f"s{g}", level, int(y)) for y in rng.random(repetitions) < 1 / (1 + np.exp(-eta))]
+    return pd.DataFrame(rows, columns=["group", "level", "y"])
+
+
+def test_mixed_logit_recovers_known_odds_ratios_within_their_intervals():
+    truth = {"mental": 17.45, "physical-high": 13.02, "physical-low": 4.43}
+    data = _simulated(truth)
+    fit = mixed_logit(data["y"], {"category": (data["level"], "healthy")}, data["group"])
+    assert fit.n == len(data) and fit.n_groups == 30 and not fit.warnings
+    for effect in fit.effects:
+        low, high = effect["odds_ratio_ci"]
+        assert low < truth[effect["level"]] < high, effect
+        assert effect["p_bh"] < 0.001
+    assert 0.4 < fit.group_sd < 1.4  # the true SD is 0.8
+    assert fit.formula == "y ~ category + (1 | group)"
+
+
+def test_mixed_logit_agrees_with_conditional_logistic_regression():
+    """Conditional logit (statsmodels) conditions the scenario intercepts out: the same within-group odds ratios."""
+    from statsmodels.discrete.conditional_models import ConditionalLogit
+
+    data = _simulated({"a": 5.0, "b": 2.0}, n_groups=25, repetitions=8, seed=5)
+    fit = mixed_logit(data["y"], {"condition": (data["level"], "healthy")}, data["group"])
+    design = pd.get_dummies(data["level"])[["a", "b"]].astype(float)
+    reference = ConditionalLogit(data["y"], design, groups=data["group"]).fit(disp=0)
+    for effect in fit.effects:
+        assert effect["log_odds_ratio"] == pytest.approx(reference.params[effect["level"]], abs=0.02)
+        assert effect["se"] == pytest.approx(reference.bse[effect["level"]], rel=0.03)
+
+
+def test_mixed_logit_without_group_differences_gives_the_cross_product_ratio():
+    """One group-free 2 x 2 table: OR = (a d) / (b c), SE = sqrt(1/a + 1/b + 1/c + 1/d) (Woolf), by hand."""
+    a, b, c, d = 30, 70, 10, 90  # exposed: 30 yes, 70 no; healthy: 10 yes, 90 no
+    levels = ["ill"] * (a + b) + ["healthy"] * (c + d)
+    outcome = [1] * a + [0] * b + [1] * c + [0] * d
+    groups = [f"g{i % 10}" for i in range(len(outcome))]  # balanced: every group has the same rates
+    fit = mixed_logit(outcome, {"condition": (levels, "healthy")}, groups)
+    effect = fit.effects[0]
+    assert effect["odds_ratio"] == pytest.approx(a * d / (b * c), rel=0.03)
+    assert effect["se"] == pytest.approx(np.sqrt(1 / a + 1 / b + 1 / c + 1 / d), rel=0.05)
+
+
+def test_mixed_logit_warns_when_a_level_never_shows_the_outcome():
+    data = _simulated({"a": 5.0}, n_groups=10, repetitions=5)
+    data.loc[data["level"] == "healthy", "y"] = 0
+    fit = mixed_logit(data["y"], {"condition": (data["level"], "healthy")}, data["group"])
+    assert any("never seen" in warning for warning in fit.warnings)
+    assert np.isfinite(fit.effects[0]["odds_ratio"])
