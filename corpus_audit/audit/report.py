@@ -236,7 +236,7 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
     shared = [f"{', '.join(names)} ({region})" for region, names in regions.items() if len(names) > 1]
     note = (f"<p><b>Rows that share a region are one number, not several findings:</b> {esc('; '.join(shared))}. "
             "The BIAS map ties several dimensions to the same part of the plane, so only the dimension scores "
-            "read directly (below) tell them apart.</p>" if shared else "")
+            "read directly ('AQ-27 dimensions read directly') tell them apart.</p>" if shared else "")
     return (f"<h2>{esc(title)}</h2><p>Share of each group's sentences in the region of the "
             "warmth/competence plane that the BIAS map links to the dimension (the seed paper's method). "
             "Dimensions whose competence is 'any, or low/high' are scored on the lenient region and shown again on "
