@@ -145,11 +145,18 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     def number(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3g}"
 
-    for score in ("warmth", "competence"):
-        comparison = analysis["comparisons"][score]
-        click.echo(f"{score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
-                   f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
-                   f"rank-biserial r {number(comparison['rank_biserial'])}")
+    judgement = analysis.get("judgement")
+    parts = [("all sentences", analysis)]
+    if judgement:
+        shares = ", ".join(f"{row['group']} {row['judgement']:.1%} of {row['n']}" for row in judgement["categories"])
+        click.echo(f"judgements about people: {shares}")
+        parts.insert(0, ("judgements", judgement["judgements"]))
+    for label, part in parts:
+        for score in ("warmth", "competence"):
+            comparison = part["comparisons"][score]
+            click.echo(f"{label}, {score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
+                       f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
+                       f"rank-biserial r {number(comparison['rank_biserial'])}")
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, sentences.parquet and figures")
