@@ -113,15 +113,11 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
 
             log("score: up to date, skipped")
             scored = pd.read_parquet(folder.scores)
-            report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
-            if report_reason is None:
-                log("report: up to date, skipped")
-                from corpus_audit.probe.report import ensure_report
+            from corpus_audit.probe.report import report_up_to_date
 
-                return ensure_report(folder)
-            previous = folder.read_summary() if folder.summary.is_file() else None
-            model_id = previous.model_id if previous else options.model
-            log(f"report: {report_reason}")
+            if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
+                return done
+            model_id = folder.previous_model_id(options.model)
         else:
             log(f"score: {reason}")
             started = time.perf_counter()

@@ -376,13 +376,10 @@ def run_contextual(options: ContextualOptions, outdir: str | Path, log: Callable
         report_outputs = [folder.summary, folder.conditions, folder.illnesses,
                           *([folder.explicit] if explicit is not None else []),
                           *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["contextual"] for fmt in FIGURE_FORMATS)]
-        report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
-        if report_reason is None:
-            log("report: up to date, skipped")
-            from corpus_audit.probe.report import ensure_report
+        from corpus_audit.probe.report import report_up_to_date
 
-            return ensure_report(folder)
-        log(f"report: {report_reason}")
+        if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
+            return done
         if explicit is not None:
             with atomic_path(folder.explicit) as tmp:
                 explicit.to_parquet(tmp, index=False)

@@ -192,6 +192,10 @@ class ProbeFolder:
     def read_illnesses(self) -> pd.DataFrame:
         return self.read_table(self.illnesses, ILLNESS_COLUMNS)
 
+    def previous_model_id(self, default: str) -> str:
+        """The model id a finished earlier run recorded (a skipped model stage knows no other), else ``default``."""
+        return self.read_summary().model_id if self.summary.is_file() else default
+
     def read_summary(self) -> ProbeSummary:
         if not self.summary.is_file():
             raise ProbeOutputError(self.summary, f"missing (is {self.path} the output folder of a finished probe?)")

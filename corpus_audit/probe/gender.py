@@ -232,15 +232,11 @@ def run_gender(options: GenderOptions, outdir: str | Path, log: Callable[[str], 
         if reason is None:
             log("fill: up to date, skipped")
             scores, phrases = pd.read_parquet(folder.scores), pd.read_parquet(folder.fills)
-            previous = folder.read_summary() if folder.summary.is_file() else None
-            model_id = previous.model_id if previous else options.model
-            report_reason = checkpoints.fresh("report", report_inputs, *report_outputs)
-            if report_reason is None:
-                log("report: up to date, skipped")
-                from corpus_audit.probe.report import ensure_report
+            model_id = folder.previous_model_id(options.model)
+            from corpus_audit.probe.report import report_up_to_date
 
-                return ensure_report(folder)
-            log(f"report: {report_reason}")
+            if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
+                return done
         else:
             log(f"fill: {reason}")
             started = time.perf_counter()

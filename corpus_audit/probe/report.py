@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
 from corpus_audit.probe.analysis import stars
 from corpus_audit.probe.scenarios import TYPES
@@ -338,6 +339,18 @@ def render_report(folder: ProbeFolder, summary: ProbeSummary) -> str:
             f"{esc(TITLES.get(summary.probe, summary.probe))}: {esc(summary.model_id)}</title>"
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
             f"</head><body>{''.join(body)}</body></html>\n")
+
+
+def report_up_to_date(checkpoints: Checkpoints, folder: ProbeFolder, inputs: dict[str, Any], outputs: Sequence[Path],
+                      log: Callable[[str], None]) -> ProbeSummary | None:
+    """The summary of a report stage whose inputs and outputs are unchanged (its page rewritten if missing), or None,
+    having logged why the report must be made again."""
+    reason = checkpoints.fresh("report", inputs, *outputs)
+    if reason is None:
+        log("report: up to date, skipped")
+        return ensure_report(folder)
+    log(f"report: {reason}")
+    return None
 
 
 def ensure_report(folder: ProbeFolder) -> ProbeSummary:
