@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from corpus_audit.audit.folder import SENTENCE_COLUMNS, AuditFolder
@@ -89,8 +90,10 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
         elif fmt == "jsonl":
             frame.to_json(tmp, orient="records", lines=True, force_ascii=False, double_precision=15)
         else:
-            joined = frame["illnesses"].map(lambda names: CSV_LIST_SEPARATOR.join(names))
-            frame.assign(illnesses=joined).to_csv(tmp, index=False)
+            lists = [column for column in frame.columns
+                     if frame[column].map(lambda value: isinstance(value, (list, tuple, np.ndarray))).any()]
+            frame.assign(**{column: frame[column].map(lambda names: CSV_LIST_SEPARATOR.join(map(str, names)))
+                            for column in lists}).to_csv(tmp, index=False)
 
 
 def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None = None, dimension: str | None = None,
@@ -98,7 +101,7 @@ def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None 
                    log: Callable[[str], None] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Write the :func:`flagged_sentences` of ``outdir`` to ``output`` (.csv, .parquet or .jsonl).
 
-    In CSV the ``illnesses`` lists are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
+    In CSV the lists (``illnesses``) are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
     :func:`documents_summary`). The format is checked before anything is read.
     """
     output_format(output)

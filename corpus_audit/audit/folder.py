@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 FILTERED = "filtered.parquet"
 FILTERED_SUMMARY = "filtered.summary.json"
 SENTENCES = "sentences.parquet"
+DOCUMENTS = "documents.parquet"
 SCORE_SUMMARY = "score.json"
 SCORE_PARTS = "score-parts"
 AQ27 = "aq27.csv"
@@ -146,6 +147,7 @@ class AuditFolder:
         self.filtered = self.path / FILTERED
         self.filtered_summary = self.path / FILTERED_SUMMARY
         self.sentences = self.path / SENTENCES
+        self.documents = self.path / DOCUMENTS
         self.score_summary = self.path / SCORE_SUMMARY
         self.score_parts = self.path / SCORE_PARTS
         self.aq27 = self.path / AQ27

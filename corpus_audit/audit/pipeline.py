@@ -162,6 +162,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     import pandas as pd
 
     from corpus_audit.audit.analysis import analyse
+    from corpus_audit.audit.documents import document_scores
     from corpus_audit.audit.figures import write_figures
     from corpus_audit.audit.report import write_report
     from corpus_audit.stigma.bias_map import load_bias_map
@@ -172,12 +173,16 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed)
     with atomic_path(folder.aq27) as tmp:
         result.bias_map.to_csv(tmp, index=False)
+    if result.judgement is not None:
+        with atomic_path(folder.documents) as tmp:
+            document_scores(pd.read_parquet(folder.filtered), sentences).to_parquet(tmp, index=False)
     run.seconds["analyse"] = time.perf_counter() - started
     started = time.perf_counter()
     write_figures(sentences, result, folder)
     run.seconds["plot"] = time.perf_counter() - started
     folder.write_summary(AuditSummary(
-        corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset}, options=asdict(options),
+        corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset,
+                "reading": asdict(run.spec.options)}, options=asdict(options),
         package_version=__version__, filter=folder.read_filter_summary(), score=folder.read_score_record(),
         analysis=result.to_dict(), seconds=run.seconds))
     write_report(folder)  # reads summary.json and the figures, so it comes last

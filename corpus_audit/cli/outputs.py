@@ -1,4 +1,5 @@
-"""The commands that read finished audits: ``report``, ``plot``, ``compare`` and ``export-flagged``."""
+"""The commands that read finished audits: ``report``, ``plot``, ``compare``, ``documents``, ``clean`` and
+``export-flagged``."""
 
 from __future__ import annotations
 
@@ -74,6 +75,86 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
     click.echo(f"wrote {output}")
 
 
+@click.command("documents")
+@click.argument("outdir", type=click.Path(exists=True, file_okay=False))
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Keep the N highest-ranked documents.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=None,
+              help="Keep documents scoring at least this (the stigma score, or the --dimension score).")
+@click.option("--dimension", default=None,
+              help="Rank by this AQ-27 dimension (e.g. Blame): the strongest judgement endorsing its attitude.")
+@click.option("--illness", default=None, help="Keep documents with a sentence about this illness (e.g. ADHD).")
+@click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
+              help="Keep documents with a sentence about this illness type.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              help="Write the list: .csv, .parquet or .jsonl (every column), or .txt (document ids, one per line, "
+                   "as `corpus-audit clean --ids` reads them). Default: print the top 20.")
+@STRICT_OUTPUT_OPTION
+@reports_errors("cannot write {output}")
+def documents_command(outdir: str, top: int | None, min_score: float | None, dimension: str | None,
+                      illness: str | None, illness_type: str | None, output: str | None, strict: bool) -> None:
+    """List the documents of an audit OUTDIR, most stigmatising first.
+
+    A document's stigma score is the judgement strength of its most judging illness sentence (the instrument's
+    probability, in [0, 1], that the sentence judges people rather than disclosing, describing, asking or using
+    the illness as a figure of speech). Each row has the document's keep-fields (--keep-field of the audit),
+    that sentence, its category and AQ-27 dimension, counts of sentences (mental, physical, judgements) and one
+    column per AQ-27 dimension.
+    """
+    from corpus_audit.audit.documents import STIGMA_SCORE, ranked_documents, read_documents, write_ids
+    from corpus_audit.audit.flagged import output_format, write_table
+
+    if output and not output.lower().endswith(".txt"):
+        output_format(output)
+    table = ranked_documents(read_documents(outdir, strict, warn), top=top, min_score=min_score,
+                             dimension=dimension, illness=illness, illness_type=illness_type)
+    if output and output.lower().endswith(".txt"):
+        write_ids(table["doc_id"].tolist(), output)
+    elif output:
+        write_table(table, output)
+    click.echo(f"{len(table)} documents")
+    score = STIGMA_SCORE if dimension is None else f"dim_{dimension.lower()}"
+    for row in table.head(20).itertuples(index=False):
+        sentence = str(row.top_sentence)
+        click.echo(f"{row.rank:5d}  {getattr(row, score):.3f}  {row.doc_id}  "
+                   f"{sentence[:100] + ('...' if len(sentence) > 100 else '')}")
+    if output:
+        click.echo(f"wrote {output}")
+
+
+@click.command("clean")
+@click.argument("corpus", nargs=-1, required=True)
+@click.option("--audit", "audit", required=True, type=click.Path(exists=True, file_okay=False),
+              help="The audit of CORPUS whose ranked documents are removed (its reading options are used).")
+@click.option("--top", type=click.IntRange(min=1), default=None, help="Remove the N highest-ranked documents.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=None,
+              help="Remove the documents scoring at least this.")
+@click.option("--ids", "ids_file", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="Remove the documents listed in this file, one id per line (e.g. `corpus-audit documents "
+                   "... -o ids.txt`, edited by hand).")
+@click.option("--dimension", default=None, help="With --top or --min-score: rank by this AQ-27 dimension.")
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder: each input file rewritten under its own name, and clean-manifest.json.")
+@reports_errors("cannot write to {outdir}")
+def clean_command(corpus: tuple[str, ...], audit: str, top: int | None, min_score: float | None,
+                  ids_file: str | None, dimension: str | None, outdir: str) -> None:
+    """Write CORPUS without the documents chosen from its audit, every other record byte for byte as it was.
+
+    CORPUS: the JSON Lines, text (--line-docs as audited) or Parquet files the audit read; each is rewritten in
+    OUTDIR with its name and compression. clean-manifest.json lists the rule, each file's counts and each removed
+    document with its rank, score and most judging sentence. Audit OUTDIR again, then `corpus-audit compare`
+    the two audits: sentences embedded before come from the embedding cache.
+    """
+    from corpus_audit.audit.clean import Removal, clean_from_audit
+
+    removal = Removal(top=top, min_score=min_score, ids_file=ids_file, dimension=dimension)
+    result, manifest = clean_from_audit(corpus, audit, removal, outdir, log=click.echo)
+    click.echo(f"removed {result.records_removed} record(s) of {result.documents_read} documents ({removal.describe()})")
+    if result.ids_not_found:
+        warn(f"{len(result.ids_not_found)} chosen id(s) are in no input file, e.g. {result.ids_not_found[0]!r}: "
+             "is CORPUS the corpus the audit read?")
+    click.echo(f"wrote {outdir} and {manifest}")
+
+
 @click.command("plot")
 @click.argument("outdir", type=click.Path(exists=True, file_okay=False))
 @STRICT_OUTPUT_OPTION
@@ -108,4 +189,4 @@ def report_command(outdir: str, strict: bool) -> None:
     click.echo(f"wrote {path}")
 
 
-COMMANDS = (report_command, plot_command, compare_command, export_flagged_command)
+COMMANDS = (report_command, plot_command, compare_command, documents_command, clean_command, export_flagged_command)

@@ -33,6 +33,9 @@ CATEGORY_COLUMNS = (STRENGTH_COLUMN, *(f"p_{category}" for category in NEUTRAL_C
 DIMENSION_COLUMNS = {dimension: f"dim_{dimension.lower()}" for dimension in DIMENSIONS}
 CATEGORY_COLUMN = "category"
 TOP_DIMENSION_COLUMN = "top_dimension"
+#: The sign that turns a dimension score into "more stigma": endorsing a dimension's attitude is stigma for every
+#: dimension but Help, whose attitude (helping) is its opposite; the written judgements are labelled that way.
+STIGMA_SIGN = {dimension: -1.0 if dimension == "Help" else 1.0 for dimension in DIMENSIONS}
 
 
 def dimension_named(name: str) -> str:

@@ -1,0 +1,90 @@
+"""``corpus-audit clean``: the documents an audit ranks (or a list of ids) removed from the corpus it read, with a
+manifest of what was removed and why."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from corpus_audit.audit.documents import STIGMA_SCORE, ranked_documents, read_documents
+from corpus_audit.audit.folder import AuditFolder
+from corpus_audit.common.atomic import write_text_atomic
+from corpus_audit.common.errors import UserError
+from corpus_audit.corpus.clean import CleanResult, clean_corpus, read_id_file
+from corpus_audit.corpus.documents import ReaderOptions
+
+MANIFEST = "clean-manifest.json"
+
+
+@dataclass(frozen=True)
+class Removal:
+    """Which documents to remove: the ``top`` ranked ones, those scoring at least ``min_score`` (both as
+    :func:`~corpus_audit.audit.documents.ranked_documents` chooses them, optionally by ``dimension``), or the
+    ids listed in ``ids_file``."""
+
+    top: int | None = None
+    min_score: float | None = None
+    ids_file: str | None = None
+    dimension: str | None = None
+
+    def __post_init__(self) -> None:
+        given = [name for name in ("top", "min_score", "ids_file") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise UserError("choose the documents to remove with exactly one of --top, --min-score or --ids")
+
+    def describe(self) -> str:
+        by = f" by {self.dimension}" if self.dimension else ""
+        if self.top is not None:
+            return f"among the {self.top} highest-ranked documents{by}"
+        if self.min_score is not None:
+            return f"score{by} at least {self.min_score}"
+        return f"listed in {self.ids_file}"
+
+
+def _reading_options(folder: AuditFolder) -> ReaderOptions:
+    """The reading options the audit used (so that its document ids are found again)."""
+    recorded = folder.read_summary().corpus.get("reading") or {}
+    known = ReaderOptions.__dataclass_fields__
+    return ReaderOptions(**{name: value for name, value in recorded.items() if name in known and name != "strict"})
+
+
+def chosen_documents(audit: str | Path, removal: Removal) -> pd.DataFrame:
+    """The documents ``removal`` names: rows of the audit's documents table (ids only for an ``--ids`` file, with
+    their scores where the audit has them)."""
+    table = read_documents(audit)
+    if removal.ids_file is None:
+        return ranked_documents(table, top=removal.top, min_score=removal.min_score, dimension=removal.dimension)
+    ids = read_id_file(removal.ids_file)
+    listed = table[table["doc_id"].isin(ids)]
+    others = pd.DataFrame({"doc_id": sorted(ids - set(listed["doc_id"]))})
+    return pd.concat([listed, others], ignore_index=True)
+
+
+def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal, outdir: str | Path,
+                     log: Callable[[str], None] = print) -> tuple[CleanResult, Path]:
+    """Rewrite ``corpus`` into ``outdir`` without the documents ``removal`` chooses from the audit in ``audit``;
+    write ``outdir/clean-manifest.json`` (the rule, each file's counts, each removed document with its rank, score
+    and most judging sentence) and return (result, manifest path)."""
+    folder = AuditFolder(audit)
+    options = _reading_options(folder)
+    chosen = chosen_documents(audit, removal)
+    result = clean_corpus(corpus, options, set(chosen["doc_id"]), outdir, log)
+    columns = [name for name in ("doc_id", "rank", STIGMA_SCORE, "top_sentence", "top_category", "top_dimension",
+                                 "n_judgements", "illnesses") if name in chosen]
+    removed = json.loads(chosen[columns].to_json(orient="records", force_ascii=False))
+    manifest: dict[str, Any] = {
+        "audit": str(Path(audit).resolve()), "rule": removal.describe(), "removal": asdict(removal),
+        "reading": result.reading, "documents_read": result.documents_read,
+        "records_removed": result.records_removed,
+        "files": [asdict(file) for file in result.files],
+        "ids_not_found": result.ids_not_found,
+        "removed": removed,
+    }
+    path = Path(outdir) / MANIFEST
+    write_text_atomic(path, json.dumps(manifest, indent=2, ensure_ascii=False))
+    return result, path

@@ -1,0 +1,137 @@
+"""Per-document scores of an audit and the ranked list of documents to review or drop.
+
+A document's **stigma score** is the judgement strength (the instrument's probability that a sentence judges
+people) of its most judging illness sentence: a document is as much a candidate for review as its strongest
+judgement, whatever its length. ``dim_<dimension>`` is, per dimension, the largest ``judgement strength x
+stigmatising score`` of its sentences (the dimension score turned so that + is stigma, :data:`STIGMA_SIGN`, and
+cut at 0): how strongly the document endorses that AQ-27 attitude in a judgement. The counts say how much of the
+document is behind the score.
+
+The table is built from ``filtered.parquet`` (every kept sentence of every document, duplicates included) and the
+scores of ``sentences.parquet`` (each distinct sentence scored once): a document whose sentence repeats another
+document's gets that sentence's score too. Sentences left unscored (``--max-sentences``) are counted, not scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpus_audit.audit.folder import AuditFolder, AuditOutputError
+from corpus_audit.common.errors import UserError
+from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT, STIGMA_SIGN,
+                                           STRENGTH_COLUMN, TOP_DIMENSION_COLUMN, dimension_named)
+from corpus_audit.stigma.quadrants import GROUPS
+
+STIGMA_SCORE = "stigma_score"
+#: The columns of the documents table before the keep-fields and the dimension columns.
+DOCUMENT_COLUMNS = ("rank", "doc_id", STIGMA_SCORE, "top_sentence", "top_sentence_index", "top_category",
+                    TOP_DIMENSION_COLUMN, "n_sentences", "n_scored", "n_mental", "n_physical", "n_judgements",
+                    "illnesses")
+#: Filter columns that are not keep-fields.
+_FILTER_COLUMNS = {"doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type"}
+
+
+def sentence_dimension_stigma(sentences: pd.DataFrame) -> pd.DataFrame:
+    """Per sentence and dimension: judgement strength x the dimension score turned towards stigma, cut at 0."""
+    strength = sentences[STRENGTH_COLUMN].to_numpy(dtype=float)
+    return pd.DataFrame({column: strength * np.clip(STIGMA_SIGN[dimension]
+                                                    * sentences[column].to_numpy(dtype=float), 0, None)
+                         for dimension, column in DIMENSION_COLUMNS.items()}, index=sentences.index)
+
+
+def document_scores(filtered: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
+    """One row per document of ``filtered`` (the filter's rows), ranked: stigma score descending, then more
+    judgements first, then doc_id. Columns: DOCUMENT_COLUMNS, the keep-fields of the filter (a document's first
+    value), then one ``dim_<dimension>`` per AQ-27 dimension."""
+    if STRENGTH_COLUMN not in sentences:
+        raise UserError("this audit was scored with axes that have no judgement gate (e.g. --recipe reference): "
+                        "documents are ranked by judgement strength, which they lack")
+    keep_fields = [column for column in filtered.columns if column not in _FILTER_COLUMNS]
+    scores = sentences.drop_duplicates("sentence").set_index("sentence")
+    score_columns = [STRENGTH_COLUMN, CATEGORY_COLUMN, TOP_DIMENSION_COLUMN, *DIMENSION_COLUMNS.values()]
+    rows = filtered.join(scores[score_columns], on="sentence")
+    stigma = sentence_dimension_stigma(rows)
+    rows = rows.drop(columns=list(DIMENSION_COLUMNS.values())).join(stigma)
+    strength = rows[STRENGTH_COLUMN].fillna(-1.0)  # unscored sentences never top a document
+    rows = rows.assign(_strength=strength, _judgement=rows[CATEGORY_COLUMN].eq(JUDGEMENT),
+                       _scored=rows[STRENGTH_COLUMN].notna(),
+                       **{f"_{group}": rows["illness_type"].isin([group, "both"]) for group in GROUPS})
+    top = rows.sort_values(["doc_id", "_strength", "sentence_index"], ascending=[True, False, True],
+                           kind="stable").drop_duplicates("doc_id").set_index("doc_id")
+    grouped = rows.groupby("doc_id", sort=True)
+    table = pd.DataFrame({
+        STIGMA_SCORE: top[STRENGTH_COLUMN],
+        "top_sentence": top["sentence"],
+        "top_sentence_index": top["sentence_index"],
+        "top_category": top[CATEGORY_COLUMN],
+        TOP_DIMENSION_COLUMN: top[TOP_DIMENSION_COLUMN],
+        "n_sentences": grouped.size(),
+        "n_scored": grouped["_scored"].sum(),
+        **{f"n_{group}": grouped[f"_{group}"].sum() for group in GROUPS},
+        "n_judgements": grouped["_judgement"].sum(),
+        "illnesses": grouped["illnesses"].agg(lambda lists: "; ".join(sorted({name for names in lists
+                                                                            for name in names}))),
+        **{field: grouped[field].first() for field in keep_fields},
+        **{column: grouped[column].max() for column in DIMENSION_COLUMNS.values()},
+    }).reset_index()
+    table = table.sort_values([STIGMA_SCORE, "n_judgements", "doc_id"], ascending=[False, False, True],
+                              kind="stable", na_position="last").reset_index(drop=True)
+    table.insert(0, "rank", np.arange(1, len(table) + 1))
+    return table
+
+
+def ranked_documents(table: pd.DataFrame, top: int | None = None, min_score: float | None = None,
+                     dimension: str | None = None, illness: str | None = None,
+                     illness_type: str | None = None) -> pd.DataFrame:
+    """The documents of ``table`` (:func:`document_scores`) chosen by the options, best first.
+
+    ``dimension``: rank by that AQ-27 dimension's column instead of the stigma score (and ``min_score`` applies
+    to it); ``illness``: documents with a sentence about that illness (canonical name, any letter case);
+    ``illness_type``: documents with a ``mental`` (or ``physical``) sentence; ``min_score``: score at least this;
+    ``top``: the first N after the other choices. ``rank`` is renumbered over the chosen documents.
+    """
+    score = STIGMA_SCORE if dimension is None else DIMENSION_COLUMNS[dimension_named(dimension)]
+    chosen = table
+    if illness is not None:
+        wanted = illness.strip().lower()
+        mentions = table["illnesses"].str.lower().str.split("; ").map(lambda listed: wanted in listed)
+        if not mentions.any():
+            known = sorted({name for listed in table["illnesses"] for name in listed.split("; ") if name})
+            raise UserError(f"no document mentions the illness {illness!r}; the audit has: {', '.join(known)}")
+        chosen = chosen[mentions]
+    if illness_type is not None:
+        if illness_type not in GROUPS:
+            raise UserError(f"illness type must be one of {', '.join(GROUPS)}, not {illness_type!r}")
+        chosen = chosen[chosen[f"n_{illness_type}"] > 0]
+    if dimension is not None:
+        chosen = chosen.sort_values([score, STIGMA_SCORE, "doc_id"], ascending=[False, False, True],
+                                    kind="stable")
+    if min_score is not None:
+        chosen = chosen[chosen[score] >= min_score]
+    if top is not None:
+        chosen = chosen.head(top)
+    return chosen.assign(rank=np.arange(1, len(chosen) + 1)).reset_index(drop=True)
+
+
+def read_documents(outdir: str | Path, strict: bool = False,
+                   log: Callable[[str], None] | None = None) -> pd.DataFrame:
+    """The documents table of the audit in ``outdir``: ``documents.parquet``, or (an audit written before it
+    existed) built now from its filtered and scored sentences."""
+    folder = AuditFolder(outdir)
+    if folder.documents.is_file():
+        try:
+            return pd.read_parquet(folder.documents)
+        except (OSError, ValueError) as error:
+            raise AuditOutputError(folder.documents, f"not a readable Parquet file ({error})") from None
+    return document_scores(pd.read_parquet(folder.existing(folder.filtered)), folder.read_sentences(strict, log))
+
+
+def write_ids(ids: Sequence[str], path: str | Path) -> None:
+    """``ids`` one per line (the ``--ids`` file of ``corpus-audit clean``)."""
+    from corpus_audit.common.atomic import write_text_atomic
+
+    write_text_atomic(path, "".join(f"{doc_id}\n" for doc_id in ids))
