@@ -37,10 +37,10 @@ from scipy import stats
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
 from corpus_audit.stigma.judgement import (CATEGORIES, CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT,
-                                           TOP_DIMENSION_COLUMN)
+                                           STRENGTH_COLUMN, TOP_DIMENSION_COLUMN)
 from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, group_masks, quadrant_index,
                                            region_quadrants, require_columns, scored_rows)
-from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm,
+from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm, mean_ci,
                                        percentile_ci, size_warnings, two_sample_2d)
 
 
@@ -186,6 +186,44 @@ def dimension_scores(judgements: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     return table
 
 
+def by_group(df: pd.DataFrame, field: str, max_groups: int = 20) -> pd.DataFrame:
+    """Where the stigma sits: per value of ``field`` (a keep-field, e.g. the subreddit or the source file), the
+    ``max_groups`` values with the most scored sentences (the rest pooled as "(other)"). Per value and illness type:
+    sentences, judgements and their share, mean judgement strength and mean warmth and competence of the
+    judgements (each with a bootstrap CI where it has at least 2 values). One illness type alone still gives every
+    descriptive figure: nothing needs the other group."""
+    require_columns(df, (field,))
+    scored = scored_rows(df)
+    values = scored[field].astype("string").fillna("(none)")
+    counts = values.value_counts()
+    keep = set(counts.index[:max_groups])
+    values = values.where(values.isin(keep), "(other)")
+    judged = CATEGORY_COLUMN in scored
+    rows = []
+    for value, part in scored.groupby(values, sort=False):
+        masks = group_masks(part)
+        for group in GROUPS:
+            rows_of = part[masks[group]]
+            if rows_of.empty:
+                continue
+            row: dict[str, Any] = {"group": value, "illness_type": group, "n": len(rows_of)}
+            if judged:
+                judgements = rows_of[rows_of[CATEGORY_COLUMN] == JUDGEMENT]
+                row.update({"n_judgements": len(judgements), "judgement_share": len(judgements) / len(rows_of),
+                            "mean_judgement_strength": float(rows_of[STRENGTH_COLUMN].mean())})
+            else:
+                judgements = rows_of
+            for score in ("warmth", "competence"):
+                values_of = judgements[score].to_numpy(dtype=float)
+                row[f"{score}_mean"] = float(values_of.mean()) if values_of.size else np.nan
+                low, high = mean_ci(values_of) if values_of.size >= 2 else (np.nan, np.nan)
+                row[f"{score}_ci_low"], row[f"{score}_ci_high"] = low, high
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    return table.sort_values(["n", "group"], ascending=[False, True], kind="stable").reset_index(drop=True) \
+        if not table.empty else table
+
+
 # --------------------------------------------------------------------------------------------- all together
 
 
@@ -222,6 +260,8 @@ class AnalysisResult(GroupAnalysis):
     n_unscored: int = 0
     seed: int = 0
     judgement: JudgementAnalysis | None = None
+    group_by: str | None = None
+    groups: pd.DataFrame | None = None  # by_group(df, group_by)
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable({name: getattr(self, name) for name in self.__dataclass_fields__})
@@ -246,7 +286,8 @@ def _group_analysis(scored: pd.DataFrame, bias_map: Sequence[BiasDimension] | No
                          bias_map_scores(scored, bias_map, seed=seed), warnings)
 
 
-def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, seed: int = 0) -> AnalysisResult:
+def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, seed: int = 0,
+            group_by: str | None = None) -> AnalysisResult:
     """Run the whole mental-vs-physical analysis on a scored sentence table.
 
     ``df`` needs ``illness_type``, ``illnesses``, ``warmth`` and ``competence``. Rows with another
@@ -254,7 +295,8 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     competence, the 2-D energy test, quadrant shares per type and per illness, the BIAS-map table and the
     de-duplicated warnings of all parts; where the table has the judgement gate's columns (``category``, the
     dimension scores), the same over judgements, the category shares and the direct AQ-27 dimension scores.
-    Deterministic for a given ``seed``.
+    ``group_by``: a column (keep-field) to break the figures down by (:func:`by_group`). Deterministic for a given
+    ``seed``.
     """
     require_columns(df, ("illness_type", "illnesses", "warmth", "competence"))
     warnings: list[str] = []
@@ -277,4 +319,5 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
         judgement = JudgementAnalysis(category_shares(scored), part, dimension_scores(judgements, seed=seed))
         warnings += [f"judgements: {warning}" for warning in part.warnings]
     return AnalysisResult(**{**vars(every), "warnings": list(dict.fromkeys(warnings + every.warnings))},
-                          n_sentences=len(df), n_unscored=n_unscored, seed=seed, judgement=judgement)
+                          n_sentences=len(df), n_unscored=n_unscored, seed=seed, judgement=judgement,
+                          group_by=group_by, groups=by_group(scored, group_by) if group_by else None)

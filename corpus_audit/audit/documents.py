@@ -117,6 +117,19 @@ def ranked_documents(table: pd.DataFrame, top: int | None = None, min_score: flo
     return chosen.assign(rank=np.arange(1, len(chosen) + 1)).reset_index(drop=True)
 
 
+def write_documents(folder: AuditFolder, sentences: pd.DataFrame | None = None) -> bool:
+    """Write ``documents.parquet`` (atomically) from the audit's filtered and scored sentences; False (nothing
+    written) when its axes have no judgement gate."""
+    from corpus_audit.common.atomic import atomic_path
+
+    sentences = pd.read_parquet(folder.existing(folder.sentences)) if sentences is None else sentences
+    if STRENGTH_COLUMN not in sentences:
+        return False
+    with atomic_path(folder.documents) as tmp:
+        document_scores(pd.read_parquet(folder.existing(folder.filtered)), sentences).to_parquet(tmp, index=False)
+    return True
+
+
 def read_documents(outdir: str | Path, strict: bool = False,
                    log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """The documents table of the audit in ``outdir``: ``documents.parquet``, or (an audit written before it

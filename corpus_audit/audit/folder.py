@@ -67,16 +67,20 @@ class ScoreRecord:
     sentences_scored: int
     embedding_seconds: float
     masked: bool
+    #: sentences whose vectors came from the embedding cache / were embedded (None: no cache, or not known)
+    from_embedding_cache: int | None = None
+    embedded: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"model_id": self.model_id, "duplicates_removed": self.duplicates_removed,
                 "sentences_scored": self.sentences_scored, "embedding_seconds": self.embedding_seconds,
-                "masked": self.masked}
+                "masked": self.masked, "from_embedding_cache": self.from_embedding_cache, "embedded": self.embedded}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
         return cls(data.get("model_id"), data.get("duplicates_removed", 0), data.get("sentences_scored", 0),
-                   data.get("embedding_seconds", 0.0), data.get("masked", False))
+                   data.get("embedding_seconds", 0.0), data.get("masked", False), data.get("from_embedding_cache"),
+                   data.get("embedded"))
 
 
 @dataclass

@@ -27,6 +27,7 @@ from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                         write_text_atomic)
 from corpus_audit.common.checkpoints import Checkpoints, fingerprint
+from corpus_audit.common.errors import Interrupted, UserError
 from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.corpus.filter import CorpusSpec
 from corpus_audit.corpus.matcher import default_lexicon_path
@@ -36,7 +37,7 @@ from corpus_audit.languages import get_language
 from corpus_audit.score.scorer import ModelSpec
 
 #: Options that say where the work runs, not what it computes: left out of every checkpoint.
-ENGINE_OPTIONS = ("engine", "workers", "device", "batch_size")
+ENGINE_OPTIONS = ("engine", "workers", "device", "batch_size", "embedding_cache")
 
 
 @dataclass
@@ -58,10 +59,12 @@ class AuditOptions:
     # (docs/findings.md); masking leaves only what the sentence says.
     mask_terms: bool = True
     seed: int = 0
+    group_by: str | None = None  # a keep-field to break the report down by
     engine: EngineOptions = field(default_factory=EngineOptions)
+    embedding_cache: str | None = None  # folder of the embedding cache (corpus_audit.embed.cache); None: none
 
     def model_spec(self) -> ModelSpec:
-        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path)
+        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path, self.embedding_cache)
 
     def results_options(self) -> dict[str, Any]:
         """The options that decide the results (every option but ENGINE_OPTIONS)."""
@@ -131,8 +134,13 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
              for sentence, offsets in zip(frame["sentence"], frame["term_offsets"])]
     parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
     started = time.perf_counter()
-    scores = parts.score(texts, make_scorer(options.model_spec(), options.engine), run.log, run.progress)
+    scorer = make_scorer(options.model_spec(), options.engine)
+    scores = parts.score(texts, scorer, run.log, run.progress)
     embedding_seconds = time.perf_counter() - started
+    cached = scorer.embedding_cache_counts()
+    if cached is not None:
+        run.log(f"score: {cached[0]} sentence(s) from the embedding cache, {cached[1]} embedded "
+                f"({options.embedding_cache})")
     # The offsets served the masking; sentences.parquet keeps the filter's other columns.
     frame = frame.drop(columns="term_offsets").assign(**dict(zip(OUTPUT_COLUMNS, scores.T)))
     frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
@@ -140,7 +148,8 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
         frame[list(CATEGORY_COLUMNS)].to_numpy(), frame[list(DIMENSION_COLUMNS.values())].to_numpy())
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
-    record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms)
+    record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms,
+                         *(cached or (None, None)))
     write_text_atomic(folder.score_summary, json.dumps(record.to_dict()))
     parts.remove()
 
@@ -162,7 +171,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     import pandas as pd
 
     from corpus_audit.audit.analysis import analyse
-    from corpus_audit.audit.documents import document_scores
+    from corpus_audit.audit.documents import write_documents
     from corpus_audit.audit.figures import write_figures
     from corpus_audit.audit.report import write_report
     from corpus_audit.stigma.bias_map import load_bias_map
@@ -170,12 +179,11 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     options, folder = run.options, run.folder
     started = time.perf_counter()
     sentences = pd.read_parquet(folder.sentences)
-    result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed)
+    result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed,
+                     group_by=options.group_by)
     with atomic_path(folder.aq27) as tmp:
         result.bias_map.to_csv(tmp, index=False)
-    if result.judgement is not None:
-        with atomic_path(folder.documents) as tmp:
-            document_scores(pd.read_parquet(folder.filtered), sentences).to_parquet(tmp, index=False)
+    write_documents(folder, sentences)
     run.seconds["analyse"] = time.perf_counter() - started
     started = time.perf_counter()
     write_figures(sentences, result, folder)
@@ -197,15 +205,49 @@ STAGES: tuple[Stage, ...] = (
 )
 
 
+def _other_corpus(folder: AuditFolder, spec: CorpusSpec) -> str | None:
+    """The corpus a finished audit in ``folder`` read, in words, when it is not ``spec``'s; else None."""
+    if not folder.summary.is_file():
+        return None
+    try:
+        recorded = folder.read_summary()
+    except UserError:
+        return None
+    def paths(inputs: Any) -> list[str]:
+        return sorted(str(Path(path).resolve()) if path != "-" else path for path in inputs or [])
+    if (paths(recorded.corpus.get("inputs")), recorded.corpus.get("hf_dataset")) \
+            == (paths(spec.inputs), spec.hf_dataset):
+        return None
+    return recorded.corpus_name
+
+
+def _interrupted(folder: AuditFolder, stage: Stage, checkpoints: Checkpoints) -> Interrupted:
+    done = [name for name in (stage.name for stage in STAGES) if name in checkpoints.stages]
+    from corpus_audit.audit.score_parts import ScoreParts
+
+    saved = ""
+    if stage.name == "score":
+        chunks = len(list(folder.score_parts.glob("part-*")))
+        saved = f"; {chunks} chunk(s) of up to {ScoreParts.chunk} scored sentences saved in {folder.score_parts}"
+    return Interrupted(f"interrupted during the {stage.label} stage: "
+                       f"{'finished stages kept: ' + ', '.join(done) if done else 'no stage had finished'}{saved}. "
+                       f"Run the same command again to resume from there.")
+
+
 def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: Callable[[str], None] = print,
-              progress: bool = False) -> AuditSummary:
+              progress: bool = False, force: bool = False) -> AuditSummary:
     """Run (or resume) the audit of ``spec`` into ``outdir``; return the summary written to ``summary.json``.
 
-    The model (``options.model_spec()``) is loaded only when sentences must be scored.
+    The model (``options.model_spec()``) is loaded only when sentences must be scored. An ``outdir`` holding the
+    finished audit of another corpus is replaced only with ``force`` (else ``UserError``). Ctrl-C ends the run
+    with :class:`Interrupted`, whose message says what is saved.
     """
     outdir = check_output_location(outdir)
     with folder_lock(outdir):
         folder = AuditFolder(outdir)
+        if not force and (other := _other_corpus(folder, spec)):
+            raise UserError(f"{outdir} holds the audit of another corpus ({other}); pass --force to replace it, or "
+                            "choose another output folder")
         removed = remove_temporaries(folder.path) + remove_temporaries(folder.score_parts)
         if removed:
             log(f"removed {len(removed)} temporary file(s) left by an interrupted run")
@@ -220,7 +262,10 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: 
                 stage.when_skipped(run)
             else:
                 log(f"{stage.label}: running ({reason})")
-                stage.run(run, depends_on)
+                try:
+                    stage.run(run, depends_on)
+                except KeyboardInterrupt:
+                    raise _interrupted(folder, stage, checkpoints) from None
                 checkpoints.mark(stage.name, depends_on, *outputs)
             run.seconds[stage.name] = time.perf_counter() - started
         return folder.read_summary(complete=True)

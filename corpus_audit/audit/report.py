@@ -45,6 +45,7 @@ TOP_ILLNESSES = 8
 EXAMPLES_PER_ILLNESS = 2
 #: Longer sentences are cut for display (the full text is in sentences.parquet): keeps the report readable.
 MAX_SENTENCE_CHARS = 400
+TOP_DOCUMENTS = 20
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
@@ -411,13 +412,64 @@ def _configuration(summary: AuditSummary) -> str:
     return "<h2>Configuration</h2>" + table(("option", "value"), rows, numeric_from=2)
 
 
+def _verdict(summary: AuditSummary, documents: pd.DataFrame | None) -> str:
+    from corpus_audit.audit.verdict import verdict
+
+    lines = verdict(summary.analysis, None if documents is None else len(documents))
+    return '<section id="verdict"><h2>Verdict</h2><p>' + " ".join(esc(line) for line in lines) + "</p></section>"
+
+
+def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> str:
+    if documents is None:
+        return ""
+    from corpus_audit.audit.documents import DOCUMENT_COLUMNS, STIGMA_SCORE
+
+    keep_fields = [column for column in documents.columns if column not in DOCUMENT_COLUMNS
+                   and not column.startswith("dim_")]
+    rows = []
+    for row in documents.head(shown).to_dict(orient="records"):
+        sentence = str(row["top_sentence"])
+        if len(sentence) > MAX_SENTENCE_CHARS:
+            sentence = sentence[:MAX_SENTENCE_CHARS].rstrip() + " …"
+        rows.append((row["rank"], row["doc_id"], *(row[field] for field in keep_fields), num(row[STIGMA_SCORE], 2),
+                     row["top_category"] or MISSING, row["top_dimension"] or MISSING,
+                     f'{row["n_judgements"]} / {row["n_sentences"]}', row["illnesses"], sentence))
+    return ("<h2>Documents to review, most judging first</h2>"
+            f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
+            "A document's score is the judgement strength of its most judging sentence (shown): the instrument's "
+            "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
+            "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus.</p>"
+            + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
+                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99))
+
+
+def _groups(analysis: dict[str, Any]) -> str:
+    records = analysis.get("groups")
+    field = analysis.get("group_by")
+    if not field or records is None:
+        return ""
+    judged = bool(records) and "judgement_share" in records[0]
+    rows = [(r["group"], r["illness_type"], r["n"],
+             *((r["n_judgements"], _pct(r["judgement_share"]), num(r["mean_judgement_strength"], 2)) if judged else ()),
+             _with_ci(r["warmth_mean"], r["warmth_ci_low"], r["warmth_ci_high"]),
+             _with_ci(r["competence_mean"], r["competence_ci_low"], r["competence_ci_high"])) for r in records]
+    of = "judgements" if judged else "sentences"
+    header = (field, "illness type", "sentences",
+              *(("judgements", "judgement share", "mean judgement strength") if judged else ()),
+              f"warmth of {of} [95% CI]", f"competence of {of} [95% CI]")
+    return (f"<h2>By {esc(field)}</h2><p>Where the stigma sits: per value of {esc(field)} (the largest "
+            "groups; the rest pooled as (other)), mental and physical mentions apart.</p>" + table(header, rows))
+
+
 def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:
     """The report page as one HTML string (figures read from ``folder``)."""
     analysis = summary.analysis
     judged = analysis.get("judgement") and CATEGORY_COLUMN in sentences
     examples = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT] if judged else sentences
     every = " (all sentences)" if judged else ""
-    body = "".join((_header(summary), _warnings(analysis), _counts(summary), _categories(analysis),
+    documents = pd.read_parquet(folder.documents) if folder.documents.is_file() else None
+    body = "".join((_header(summary), _verdict(summary, documents), _documents(documents), _warnings(analysis),
+                    _groups(analysis), _counts(summary), _categories(analysis),
                     _judgements(analysis), _figures(folder), _comparisons(analysis, f"Mental vs physical{every}"),
                     _quadrants(analysis, f"Quadrant shares{every}"),
                     _aq27(analysis, f"AQ-27 dimensions through the BIAS map{every}"),

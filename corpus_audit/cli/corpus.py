@@ -8,8 +8,9 @@ from typing import Any
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import (PROGRESS_OPTION, corpus_options, corpus_spec_from, engine_from, engine_options,
-                                      log, model_options, show_progress)
+from corpus_audit.cli.options import (PROGRESS_OPTION, corpus_options, corpus_spec_from, embedding_cache_from,
+                                      embedding_cache_options, engine_from, engine_options, log, model_options,
+                                      show_progress)
 from corpus_audit.languages import LANGUAGE_CODES
 
 
@@ -29,6 +30,7 @@ from corpus_audit.languages import LANGUAGE_CODES
 @click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Illness lexicon CSV for --mask-terms (default: the bundled one of --lang).")
 @model_options
+@embedding_cache_options
 @engine_options
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
@@ -51,7 +53,7 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     from corpus_audit.score.table import check_output_path, score_file
 
     engine = engine_from(settings)
-    spec = ModelSpec(lang, model, device, batch_size, axes_path)
+    spec = ModelSpec(lang, model, device, batch_size, axes_path, embedding_cache_from(settings))
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
     masker = MentionMasker(lang, lexicon) if mask_terms else None
@@ -112,14 +114,20 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 @click.option("--mask-terms/--no-mask-terms", default=True, show_default=True,
               help="Replace the illness mention by a neutral phrase ('this condition') before embedding, so that the "
                    "point reflects what is said about the illness rather than the illness word itself.")
+@click.option("--force", is_flag=True, help="Replace the audit of another corpus that OUTDIR holds.")
+@click.option("--group-by", "group_by", default=None,
+              help="Break the report down by this input field (e.g. subreddit, domain; 'source': the input file): "
+                   "per value, sentences, judgements and their scores, mental and physical. Kept like a "
+                   "--keep-field.")
 @corpus_options
 @model_options
+@embedding_cache_options
 @engine_options
 @PROGRESS_OPTION
 @reports_errors("cannot write to {outdir}")
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
-                  bias_map: str | None, mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None,
-                  spacy_model: str | None, workers: int | None, model: str | None, device: str, batch_size: int,
+                  bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None, keep_fields: tuple[str, ...],
+                  lexicon: str | None, spacy_model: str | None, workers: int | None, model: str | None, device: str, batch_size: int,
                   progress: bool | None, **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
@@ -132,14 +140,17 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
 
     spec = corpus_spec_from(corpus, settings)
     engine = engine_from(settings)
+    if group_by and group_by not in keep_fields:
+        keep_fields = (*keep_fields, group_by)
     options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
                            lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
                            max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
-                           engine=engine)
+                           engine=engine, embedding_cache=embedding_cache_from(settings),
+                           group_by=group_by)
     # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
     options.model_spec().check(device="cpu" if engine.is_ray else None)
     load_bias_map(bias_map)
-    analysis = run_audit(spec, outdir, options, log=log, progress=show_progress(progress)).analysis
+    analysis = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force).analysis
     click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
 
     def number(value: float | None) -> str:

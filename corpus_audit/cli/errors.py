@@ -25,7 +25,9 @@ def reports_errors(cannot_write: str | None = None) -> Callable[[Command], Comma
             try:
                 return command(*args, **kwargs)
             except UserError as error:
-                raise click.ClickException(str(error)) from error
+                exception = click.ClickException(str(error))
+                exception.exit_code = getattr(error, "exit_code", exception.exit_code)
+                raise exception from error
             except OSError as error:
                 if cannot_write is None:
                     raise

@@ -118,6 +118,25 @@ def corpus_spec_from(corpus: tuple[str, ...], settings: dict[str, Any]) -> Corpu
                       hf_dataset=values["hf_dataset"], hf_config=values["hf_config"], hf_split=values["hf_split"])
 
 
+embedding_cache_options = apply_options([
+    click.option("--embedding-cache", "embedding_cache", type=click.Path(file_okay=False), default=None,
+                 help="Folder of the embedding cache, shared by every audit and score run: a sentence embedded once "
+                      "by a model is never embedded again by it (about 1.5 kB per sentence with the default "
+                      "model). Default: ~/.cache/corpus-audit/embeddings ($XDG_CACHE_HOME)."),
+    click.option("--no-embedding-cache", is_flag=True, help="Neither read nor write the embedding cache."),
+])
+
+
+def embedding_cache_from(settings: dict[str, Any]) -> str | None:
+    """The embedding cache folder of the :func:`embedding_cache_options` (which it removes from ``settings``)."""
+    from corpus_audit.embed.cache import default_cache_dir
+
+    folder, off = settings.pop("embedding_cache"), settings.pop("no_embedding_cache")
+    if off and folder:
+        raise click.UsageError("--embedding-cache and --no-embedding-cache contradict each other")
+    return None if off else str(folder or default_cache_dir())
+
+
 PROGRESS_OPTION = click.option("--progress/--no-progress", default=None,
                                help="Progress bars on stderr (default: when stderr is a terminal).")
 

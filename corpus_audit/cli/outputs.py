@@ -176,6 +176,7 @@ def plot_command(outdir: str, strict: bool) -> None:
 @reports_errors()
 def report_command(outdir: str, strict: bool) -> None:
     """Write OUTDIR/report.html, one offline HTML file, from an audit's outputs (figures rebuilt if missing)."""
+    from corpus_audit.audit.documents import write_documents
     from corpus_audit.audit.figures import replot
     from corpus_audit.audit.folder import AuditFolder
     from corpus_audit.audit.report import write_report
@@ -185,6 +186,8 @@ def report_command(outdir: str, strict: bool) -> None:
     with folder_lock(outdir):  # an audit writing into the folder holds it
         if folder.missing_figures():
             replot(folder, strict, warn)
+        if not folder.documents.is_file():  # an audit written before the documents table existed
+            write_documents(folder)
         path = write_report(folder, strict, warn)
     click.echo(f"wrote {path}")
 

@@ -10,3 +10,9 @@ class UserError(Exception):
 
 class LexiconError(UserError, ValueError):
     """A lexicon file (illness lexicon or SCM seed lexicon) is malformed; the message names the file and line."""
+
+
+class Interrupted(UserError):
+    """A run stopped by the user (Ctrl-C); the message says what is saved and how to resume."""
+
+    exit_code = 130  # the shell's code for a process ended by SIGINT

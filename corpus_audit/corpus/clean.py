@@ -64,9 +64,9 @@ def _format_of(path: str, options: ReaderOptions) -> str:
     return fmt
 
 
-def _open_output(path: Path) -> BinaryIO:
-    """``path`` opened for binary writing, compressed as its name says (.gz, .bz2, .zst)."""
-    compression = split_format(str(path))[1]
+def _open_output(path: Path, named: Path) -> BinaryIO:
+    """``path`` opened for binary writing, compressed as ``named``'s name says (.gz, .bz2, .zst)."""
+    compression = split_format(str(named))[1]
     if compression == "gzip":
         return gzip.open(path, "wb")
     if compression == "bz2":
@@ -80,7 +80,7 @@ def _open_output(path: Path) -> BinaryIO:
 
 def _copy_lines(source: str, target: Path, removed_lines: set[int]) -> None:
     """The lines of ``source`` (decompressed) into ``target`` (compressed as named), except ``removed_lines``."""
-    with open_binary(source) as handle, atomic_path(target) as tmp, _open_output(tmp) as out:
+    with open_binary(source) as handle, atomic_path(target) as tmp, _open_output(tmp, target) as out:
         for number, line in enumerate(handle, start=1):
             if number not in removed_lines:
                 out.write(line)

@@ -25,9 +25,10 @@ if TYPE_CHECKING:
 
 #: Longer texts are cut before embedding; the default model reads at most 256 word pieces anyway.
 MAX_TEXT_CHARS = 5000
-#: Sentences per scoring unit: an audit saves its scores in chunks of this size, and the Ray engine sends chunks of
+#: Sentences per scoring unit (a few seconds of embedding on a CPU, so that an interrupted audit loses little, even a
+#: small one): an audit saves its scores in chunks of this size, and the Ray engine sends chunks of
 #: this size to its actors. Chunk boundaries decide the embedding batches, so resumed and fresh runs agree.
-CHUNK_SENTENCES = 4096
+CHUNK_SENTENCES = 512
 
 
 class ModelLoader(Protocol):
@@ -40,13 +41,15 @@ class ModelLoader(Protocol):
 class ModelSpec:
     """The embedding model and axes to score with, as options: picklable, so that an engine can send it to its
     workers, which each load the model once. ``model`` None: the language's default model; ``axes_path`` None: the
-    shipped or cached axes of the model (trained now and cached if there are none)."""
+    shipped or cached axes of the model (trained now and cached if there are none); ``embedding_cache``: the folder
+    of the embedding cache (:mod:`corpus_audit.embed.cache`), None for none."""
 
     lang: str
     model: str | None = None
     device: str = "cpu"
     batch_size: int = 64
     axes_path: str | None = None
+    embedding_cache: str | None = None
 
     def check(self, device: str | None = None) -> None:
         """Fail now, before any input is read, on a model that cannot load or an axes file that is not one.
@@ -63,7 +66,12 @@ class ModelSpec:
         from corpus_audit.scm.store import axes_for
 
         embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size)
-        return embedder, axes_for(embedder, self.lang, self.axes_path, log=to_stderr)
+        axes = axes_for(embedder, self.lang, self.axes_path, log=to_stderr)
+        if self.embedding_cache:
+            from corpus_audit.embed.cache import CachedEmbedder
+
+            embedder = CachedEmbedder(embedder, self.embedding_cache)
+        return embedder, axes
 
 
 @dataclass
@@ -136,6 +144,10 @@ class Scorer(ABC):
     #: the embedder's ``model_id``, known once the model has been loaded (or the first chunk scored)
     model_id: str | None = None
 
+    def embedding_cache_counts(self) -> tuple[int, int] | None:
+        """(texts taken from the embedding cache, texts embedded) so far, where this scorer knows them."""
+        return None
+
     @abstractmethod
     def start(self) -> None:
         """Load the model (locally) or start the engine, so that a failure shows before any scoring."""
@@ -165,6 +177,10 @@ class LocalScorer(Scorer):
         for chunk in chunks:
             self.start()
             yield score_texts(chunk, *self._model, show_progress=False)
+
+    def embedding_cache_counts(self) -> tuple[int, int] | None:
+        embedder = self._model[0] if self._model else None
+        return (embedder.reused, embedder.embedded) if hasattr(embedder, "reused") else None
 
     def project(self, texts: list[str]) -> np.ndarray:
         self.start()

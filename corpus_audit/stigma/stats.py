@@ -11,6 +11,8 @@ plotting.
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -80,6 +82,9 @@ class GroupComparison:
     ks_p: float
     n_boot: int
     warnings: list[str] = field(default_factory=list)
+    #: the smallest |mean difference| these group sizes detect with 80% power at alpha 0.05 (two-sided t-test),
+    #: in the score's units (Cohen's d times the pooled standard deviation)
+    minimum_detectable_difference: float = float("nan")
 
     def to_dict(self) -> dict[str, Any]:
         return jsonable(self.__dict__)
@@ -120,8 +125,37 @@ def compare_groups(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
         ks, ks_p = float(ks_result.statistic), float(ks_result.pvalue)
         low, high = percentile_ci(_bootstrap_mean_difference(x, y, n_boot, np.random.default_rng(seed)))
         ci = (float(low), float(high))
+    mdd = minimum_detectable_difference(x, y) if x.size >= 2 and y.size >= 2 else nan
     return GroupComparison(label_a, label_b, int(x.size), int(y.size), mean_a, mean_b, median_a, median_b,
-                           mean_a - mean_b, ci, u, u_p, r, ks, ks_p, n_boot, warnings)
+                           mean_a - mean_b, ci, u, u_p, r, ks, ks_p, n_boot, warnings, mdd)
+
+
+def mean_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple[float, float]:
+    """Percentile-bootstrap CI (``CI_LEVEL``) of the mean of ``values`` (at least 2)."""
+    rng = np.random.default_rng(seed)
+    chunk = max(1, _BOOT_CELLS // values.size)
+    means = np.concatenate([values[rng.integers(0, values.size, size=(min(chunk, n_boot - start), values.size))]
+                            .mean(axis=1) for start in range(0, n_boot, chunk)])
+    low, high = percentile_ci(means)
+    return float(low), float(high)
+
+
+def minimum_detectable_effect(n_a: int, n_b: int, alpha: float = 0.05, power: float = 0.8) -> float:
+    """Cohen's d that a two-sided two-sample t-test detects with ``power`` at ``alpha`` for groups of ``n_a`` and
+    ``n_b`` (statsmodels' ``TTestIndPower``); NaN below 2 per group."""
+    if n_a < 2 or n_b < 2:
+        return float("nan")
+    from statsmodels.stats.power import TTestIndPower
+
+    return float(TTestIndPower().solve_power(effect_size=None, nobs1=n_a, alpha=alpha, power=power, ratio=n_b / n_a,
+                                             alternative="two-sided"))
+
+
+def minimum_detectable_difference(a: np.ndarray, b: np.ndarray, alpha: float = 0.05, power: float = 0.8) -> float:
+    """:func:`minimum_detectable_effect` of the sizes of ``a`` and ``b`` in their units: times the pooled standard
+    deviation."""
+    pooled = math.sqrt(((a.size - 1) * a.var(ddof=1) + (b.size - 1) * b.var(ddof=1)) / (a.size + b.size - 2))
+    return minimum_detectable_effect(a.size, b.size, alpha, power) * pooled
 
 
 # --------------------------------------------------------------------------------------------- 2-D test
