@@ -6,6 +6,9 @@ sentence counts in the mental *and* in the physical group, unscored sentences ar
 is high. Audits A and B are treated as independent samples; when B is a filtered subset of A they share
 sentences, which the tests do not model (read their p-values as descriptive in that case).
 
+One sign convention throughout: every difference and change is **B - A** (what changed from A to B), and a gap is
+mental - physical; the change of a gap (B's gap - A's gap) has a bootstrap CI.
+
 Scores from different embedding models or axes live on different axes, so comparing them is meaningless:
 ``compare_audits`` refuses such a pair (``ModelMismatchError``) unless ``allow_different_models``.
 """
@@ -24,8 +27,9 @@ from corpus_audit.audit.analysis import quadrant_shares
 from corpus_audit.audit.folder import AuditFolder, AuditSummary
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.jsonable import jsonable
-from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, scored_rows
-from corpus_audit.stigma.stats import compare_groups, two_sample_2d
+from corpus_audit.stigma.judgement import CATEGORY_COLUMN, JUDGEMENT
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, region_quadrants, scored_rows
+from corpus_audit.stigma.stats import compare_groups, gap_change, two_sample_2d
 
 
 class ModelMismatchError(UserError, ValueError):
@@ -86,25 +90,53 @@ def _difference(a: float, b: float) -> float:
 
 def _compare_type(a: AuditOutput, b: AuditOutput, group: str, labels: tuple[str, str], seed: int) -> dict[str, Any]:
     part_a, part_b = _group(a.sentences, group), _group(b.sentences, group)
-    names = {"label_a": f"{labels[0]} ({group})", "label_b": f"{labels[1]} ({group})"}
+    # compare_groups gives first - second: B first, so that every difference reads B - A
+    names = {"label_a": f"{labels[1]} ({group})", "label_b": f"{labels[0]} ({group})"}
     shares_a, shares_b = (quadrant_shares(frame).set_index("group").loc[group] for frame in (a.sentences, b.sentences))
     return {
         "n_a": len(part_a),
         "n_b": len(part_b),
-        **{score: compare_groups(part_a[score], part_b[score], seed=seed, **names).to_dict()
+        **{score: compare_groups(part_b[score], part_a[score], seed=seed, **names).to_dict()
            for score in ("warmth", "competence")},
-        "joint": two_sample_2d(part_a[["warmth", "competence"]].to_numpy(dtype=float),
-                               part_b[["warmth", "competence"]].to_numpy(dtype=float), seed=seed, **names).to_dict(),
+        "joint": two_sample_2d(part_b[["warmth", "competence"]].to_numpy(dtype=float),
+                               part_a[["warmth", "competence"]].to_numpy(dtype=float), seed=seed, **names).to_dict(),
         "quadrants": [{"quadrant": quadrant, "share_a": float(shares_a[quadrant]), "share_b": float(shares_b[quadrant]),
                        "change": _difference(float(shares_a[quadrant]), float(shares_b[quadrant]))}
                       for quadrant in QUADRANTS],
     }
 
 
-def _compare_aq27(a: pd.DataFrame, b: pd.DataFrame, warnings: list[str]) -> list[dict[str, Any]]:
-    """Per dimension: shares in A and B and the change of the mental - physical gap (B gap - A gap)."""
+def _gaps(a: AuditOutput, b: AuditOutput, seed: int) -> list[dict[str, Any]]:
+    """The mental - physical gap of mean warmth and competence in A and in B and its change with a CI, over all
+    sentences and (where both audits have the judgement gate) over the judgements."""
+    parts = [("all sentences", a.sentences, b.sentences)]
+    if CATEGORY_COLUMN in a.sentences and CATEGORY_COLUMN in b.sentences:
+        parts.append(("judgements", *(frame[frame[CATEGORY_COLUMN] == JUDGEMENT] for frame in (a.sentences,
+                                                                                             b.sentences))))
+    rows = []
+    for label, frame_a, frame_b in parts:
+        groups = {side: {group: _group(frame, group) for group in GROUPS} for side, frame in (("a", frame_a),
+                                                                                            ("b", frame_b))}
+        for score in ("warmth", "competence"):
+            values = [groups[side][group][score].to_numpy(dtype=float) for side in "ab" for group in GROUPS]
+            change, low, high = gap_change(*values, seed=seed)
+            rows.append({"sentences": label, "score": score,
+                         "gap_a": _gap(values[0], values[1]), "gap_b": _gap(values[2], values[3]),
+                         "gap_change": change, "gap_change_ci_low": low, "gap_change_ci_high": high})
+    return rows
+
+
+def _gap(mental: Any, physical: Any) -> float:
+    return float(mental.mean() - physical.mean()) if len(mental) and len(physical) else float("nan")
+
+
+def _compare_aq27(a: AuditOutput, b: AuditOutput, warnings: list[str], seed: int) -> list[dict[str, Any]]:
+    """Per dimension: shares in A and B and the change of the mental - physical gap (B gap - A gap) with a CI."""
+    regions = {side: {dim.dimension: set(region_quadrants(dim.warmth, dim.score_competence))
+                      for dim in audit.folder.read_bias_map()} for side, audit in (("a", a), ("b", b))}
+    audits = {"a": a, "b": b}
     columns = ["dimension", "warmth", "competence", "share_mental", "share_physical"]
-    merged = a[columns].merge(b[columns], on="dimension", how="outer", suffixes=("_a", "_b"), sort=False)
+    merged = a.aq27[columns].merge(b.aq27[columns], on="dimension", how="outer", suffixes=("_a", "_b"), sort=False)
     rows = []
     for record in merged.to_dict(orient="records"):
         dimension = record["dimension"]
@@ -117,10 +149,16 @@ def _compare_aq27(a: pd.DataFrame, b: pd.DataFrame, warnings: list[str]) -> list
                             f"({'/'.join(region_a)} vs {'/'.join(region_b)})")
         gap_a = record["share_mental_a"] - record["share_physical_a"]
         gap_b = record["share_mental_b"] - record["share_physical_b"]
+        low = high = float("nan")
+        if dimension in regions["a"] and dimension in regions["b"]:
+            indicators = [_group(audits[side].sentences, group)["quadrant"].isin(regions[side][dimension])
+                          .to_numpy(dtype=float) for side in "ab" for group in GROUPS]
+            _, low, high = gap_change(*indicators, seed=seed)
         rows.append({"dimension": dimension, "warmth": record["warmth_a"], "competence": record["competence_a"],
                      **{key: record[key] for key in ("share_mental_a", "share_mental_b",
                                                      "share_physical_a", "share_physical_b")},
-                     "gap_a": gap_a, "gap_b": gap_b, "gap_change": _difference(gap_a, gap_b)})
+                     "gap_a": gap_a, "gap_b": gap_b, "gap_change": _difference(gap_a, gap_b),
+                     "gap_change_ci_low": low, "gap_change_ci_high": high})
     return rows
 
 
@@ -131,11 +169,13 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
 
     Keys: ``labels``; ``audits`` (per side: outdir, model_id, axes_path, seed, sentences); ``seed``;
     ``by_type`` with, for ``mental`` and ``physical``: ``n_a``/``n_b`` (scored sentences), ``warmth`` and
-    ``competence`` (:func:`corpus_audit.stigma.stats.compare_groups` of A vs B: ``mean_difference`` = A - B,
-    rank-biserial positive when A scores lower), ``joint`` (2-D energy test) and ``quadrants`` (share in A,
-    in B and the change B - A); ``aq27``: per dimension, the lenient-region shares of mental and physical
-    sentences in A and B, ``gap_*`` = mental - physical share and ``gap_change`` = gap B - gap A (negative:
-    B narrows a mental-over-physical excess); ``warnings``.
+    ``competence`` (:func:`corpus_audit.stigma.stats.compare_groups` of B vs A: ``mean_difference`` = B - A,
+    rank-biserial positive when B scores lower), ``joint`` (2-D energy test) and ``quadrants`` (share in A,
+    in B and the change B - A); ``gaps``: the mental - physical gap of mean warmth and competence in A and B and
+    ``gap_change`` = gap B - gap A with a bootstrap CI, over all sentences and over judgements; ``aq27``: per
+    dimension, the lenient-region shares of mental and physical sentences in A and B, ``gap_*`` = mental -
+    physical share and ``gap_change`` = gap B - gap A with a CI (negative: B narrows a mental-over-physical
+    excess); ``warnings``.
 
     Raises ``AuditOutputError`` (with the path) for a missing or unreadable file, ``ModelMismatchError`` when
     the models or axes files differ (unless ``allow_different_models``), ``ValueError`` for equal labels.
@@ -161,7 +201,8 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
                    for side, audit in (("a", a), ("b", b))},
         "seed": seed,
         "by_type": by_type,
-        "aq27": _compare_aq27(a.aq27, b.aq27, warnings),
+        "gaps": _gaps(a, b, seed),
+        "aq27": _compare_aq27(a, b, warnings, seed),
         "warnings": list(dict.fromkeys(warnings)),
     }
     return jsonable(result)
@@ -189,12 +230,12 @@ def format_comparison(result: dict[str, Any]) -> str:
     lines = [f"A = {label_a}: {result['audits']['a']['outdir']}", f"B = {label_b}: {result['audits']['b']['outdir']}"]
     for group, part in result["by_type"].items():
         lines += ["", f"{group}: n A = {part['n_a']}, n B = {part['n_b']}",
-                  f"  {'score':<11}{'mean A':>9}{'mean B':>9}{'A - B':>9}{'95% CI':>20}{'MW p':>9}{'r':>8}{'KS p':>9}"]
+                  f"  {'score':<11}{'mean A':>9}{'mean B':>9}{'B - A':>9}{'95% CI':>20}{'MW p':>9}{'r':>8}{'KS p':>9}"]
         for score in ("warmth", "competence"):
             c = part[score]
             low, high = c["mean_difference_ci"]
             ci = f"[{_number(low)}, {_number(high)}]" if low is not None else "-"
-            lines.append(f"  {score:<11}{_number(c['mean_a']):>9}{_number(c['mean_b']):>9}"
+            lines.append(f"  {score:<11}{_number(c['mean_b']):>9}{_number(c['mean_a']):>9}"
                          f"{_number(c['mean_difference']):>9}{ci:>20}{_p(c['mann_whitney_p']):>9}"
                          f"{_number(c['rank_biserial'], 2):>8}{_p(c['ks_p']):>9}")
         joint = part["joint"]
@@ -203,6 +244,11 @@ def format_comparison(result: dict[str, Any]) -> str:
         for row in part["quadrants"]:
             lines.append(f"  {row['quadrant']:<19}{_share(row['share_a']):>8}{_share(row['share_b']):>8}"
                          f"{_pp(row['change']):>9}")
+    lines += ["", "Mental - physical gap of the means, and its change B - A [95% CI]"]
+    for row in result["gaps"]:
+        ci = f"[{_number(row['gap_change_ci_low'])}, {_number(row['gap_change_ci_high'])}]"
+        lines.append(f"  {row['sentences']:<15}{row['score']:<11} gap A {_number(row['gap_a'])}  gap B "
+                     f"{_number(row['gap_b'])}  change {_number(row['gap_change'])} {ci}")
     lines += ["", "AQ-27 (share of sentences in the dimension's BIAS-map region; gap = mental - physical)",
               f"  {'dimension':<15}{'mental A':>9}{'mental B':>9}{'phys. A':>9}{'phys. B':>9}"
               f"{'gap A':>10}{'gap B':>10}{'change':>10}"]
@@ -212,3 +258,57 @@ def format_comparison(result: dict[str, Any]) -> str:
                      f"{_pp(row['gap_a']):>10}{_pp(row['gap_b']):>10}{_pp(row['gap_change']):>10}")
     lines += [f"warning: {warning}" for warning in result["warnings"]]
     return "\n".join(lines)
+
+
+def write_comparison_report(result: dict[str, Any], path: str | Path, strict: bool = False,
+                            log: Callable[[str], None] | None = None) -> Path:
+    """Write a ``compare_audits`` result as one offline HTML page (atomically): the two audits' densities overlaid
+    per illness type, the gap changes with CIs, the per-type comparisons and the AQ-27 table, every difference
+    B - A."""
+    import tempfile
+
+    from corpus_audit.audit.figures import comparison_figure, save_figure
+    from corpus_audit.common.atomic import atomic_path
+    from corpus_audit.common.html import BASE_STYLE, embedded_png, esc, num, p_value, table
+
+    label_a, label_b = result["labels"]
+    frames = [AuditFolder(result["audits"][side]["outdir"]).read_sentences(strict, log) for side in "ab"]
+    with tempfile.TemporaryDirectory() as scratch:
+        png = save_figure(comparison_figure(*frames, labels=(label_a, label_b)), Path(scratch) / "compare",
+                          ("png",))[0]
+        figure = embedded_png(png, f"{label_a} and {label_b}: warmth x competence density per illness type")
+
+    def ci(value: Any, low: Any, high: Any, fmt: Callable[[Any], str] = num) -> str:
+        return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+
+    def pp(value: Any) -> str:
+        return "–" if value is None else f"{100 * value:+.1f} pp"
+
+    gaps = table(("sentences", "score", f"gap {label_a}", f"gap {label_b}", "change B − A [95% CI]"),
+                 [(r["sentences"], r["score"], num(r["gap_a"]), num(r["gap_b"]),
+                   ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"])) for r in result["gaps"]],
+                 numeric_from=2)
+    by_type = []
+    for group, part in result["by_type"].items():
+        rows = [(score, num(part[score]["mean_b"]), num(part[score]["mean_a"]),
+                 ci(part[score]["mean_difference"], *part[score]["mean_difference_ci"]),
+                 p_value(part[score]["mann_whitney_p"])) for score in ("warmth", "competence")]
+        by_type.append(f"<h3>{esc(group)} (n {esc(label_a)} {part['n_a']}, n {esc(label_b)} {part['n_b']})</h3>"
+                       + table(("score", f"mean {label_a}", f"mean {label_b}", "B − A [95% CI]", "Mann–Whitney p"),
+                               rows))
+    aq27 = table(("dimension", f"gap {label_a}", f"gap {label_b}", "change B − A [95% CI]"),
+                 [(r["dimension"], pp(r["gap_a"]), pp(r["gap_b"]),
+                   ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"], pp)) for r in result["aq27"]])
+    warnings = "".join(f"<li>{esc(w)}</li>" for w in result["warnings"])
+    body = (f"<h1>Comparison of two audits</h1><p>A = {esc(label_a)}: {esc(result['audits']['a']['outdir'])}<br>"
+            f"B = {esc(label_b)}: {esc(result['audits']['b']['outdir'])}</p>"
+            "<p>Every difference is B − A; a gap is mental − physical, and its change is B's gap − A's gap, with a "
+            "percentile-bootstrap 95% CI. A change whose CI excludes 0 is a change the data show.</p>"
+            + (f'<section class="warnings"><h2>Warnings</h2><ul>{warnings}</ul></section>' if warnings else "")
+            + f"<figure>{figure}</figure><h2>Mental − physical gap</h2>{gaps}<h2>Per illness type</h2>"
+            + "".join(by_type) + f"<h2>AQ-27 dimensions (share in the BIAS-map region)</h2>{aq27}")
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>Audit comparison'
+                             f"</title><style>{BASE_STYLE}</style></head><body>{body}</body></html>\n",
+                             encoding="utf-8")
+    return Path(path)

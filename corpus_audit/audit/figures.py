@@ -187,6 +187,27 @@ def density_figure(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     return fig
 
 
+def comparison_figure(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str]) -> Figure:
+    """Two audits overlaid, one panel per illness type: A's density in grey, B's in the group's colour."""
+    points = {label: _group_points(frame) for label, frame in zip(labels, (a, b))}
+    limits = _limits([p for groups in points.values() for p in groups.values()])
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 6.0))
+    for ax, group in zip(axes, GROUPS):
+        handles = []
+        for label, color in zip(labels, ("0.35", COLORS[group])):
+            has_kde = _draw_group(ax, points[label][group], color, limits)
+            n = len(points[label][group])
+            handles.append(Line2D([], [], color=color, marker="o", markersize=5, linewidth=1.2 if has_kde else 0,
+                                  label=f"{label} (n={n:,})" + ("" if has_kde else ", points only")))
+        _decorate_plane(ax, limits)
+        ax.set_xlabel("warmth")
+        ax.set_ylabel("competence")
+        ax.set_title(f"{group} illness mentions")
+        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.11), frameon=False, fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Per illness: its (warmth, competence) points and its type (for the colour).
 

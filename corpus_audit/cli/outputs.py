@@ -13,33 +13,40 @@ from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 @click.command("compare")
 @click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
 @click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Also write the comparison as JSON.")
+@click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              help="Write the comparison: .html (a report with the densities overlaid) or .json; repeatable.")
 @click.option("--labels", nargs=2, default=("A", "B"), show_default=True, help="Names of the two audits.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
 @click.option("--allow-different-models", is_flag=True,
               help="Compare audits scored with different models or axes (their scores are not on the same axes).")
 @STRICT_OUTPUT_OPTION
-@reports_errors("cannot write {output}")
-def compare_command(outdir_a: str, outdir_b: str, output: str | None, labels: tuple[str, str], seed: int,
+@reports_errors("cannot write {outputs}")
+def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labels: tuple[str, str], seed: int,
                     allow_different_models: bool, strict: bool) -> None:
-    """Compare two finished audits (two corpora, or one corpus before and after filtering).
+    """Compare two finished audits (two corpora, or one corpus before and after `corpus-audit clean`).
 
-    Per illness type: warmth and competence of A vs B, a 2-D energy test and the quadrant shares; per
-    AQ-27 dimension: the shares in A and B and the change of the mental - physical gap.
+    Every difference is B - A. Per illness type: warmth and competence of B vs A, a 2-D energy test and the
+    quadrant shares; the mental - physical gap of the means in A and B and its change with a 95% CI (all
+    sentences, and judgements); per AQ-27 dimension: the shares in A and B and the change of the gap with a CI.
     """
     import json
 
-    from corpus_audit.audit.compare import compare_audits, format_comparison
+    from corpus_audit.audit.compare import compare_audits, format_comparison, write_comparison_report
     from corpus_audit.common.atomic import write_text_atomic
 
     if labels[0] == labels[1]:
         raise click.BadParameter(f"the two labels must differ, not {labels[0]!r} twice", param_hint="--labels")
+    for output in outputs:
+        if not output.lower().endswith((".json", ".html")):
+            raise click.BadParameter(f"{output}: compare writes .json or .html", param_hint="-o")
     result = compare_audits(outdir_a, outdir_b, labels=labels, seed=seed,
                             allow_different_models=allow_different_models, strict=strict, log=warn)
     click.echo(format_comparison(result))
-    if output:
-        write_text_atomic(output, json.dumps(result, indent=2, allow_nan=False))
+    for output in outputs:
+        if output.lower().endswith(".html"):
+            write_comparison_report(result, output, strict, warn)
+        else:
+            write_text_atomic(output, json.dumps(result, indent=2, allow_nan=False))
         click.echo(f"wrote {output}")
 
 

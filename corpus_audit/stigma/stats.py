@@ -140,6 +140,25 @@ def mean_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple[floa
     return float(low), float(high)
 
 
+def gap_change(a_mental: np.ndarray, a_physical: np.ndarray, b_mental: np.ndarray, b_physical: np.ndarray,
+               n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """How the mental - physical gap of the means changes from A to B: (gap_B - gap_A, CI low, CI high), the CI
+    a percentile bootstrap (``CI_LEVEL``) resampling each of the four groups independently; NaN CI when a group
+    has fewer than 2 values (NaN change when one is empty)."""
+    groups = [finite(values) for values in (a_mental, a_physical, b_mental, b_physical)]
+    nan = float("nan")
+    if any(group.size == 0 for group in groups):
+        return nan, nan, nan
+    change = (groups[2].mean() - groups[3].mean()) - (groups[0].mean() - groups[1].mean())
+    if any(group.size < 2 for group in groups):
+        return float(change), nan, nan
+    rng = np.random.default_rng(seed)
+    a_gap = _bootstrap_mean_difference(groups[0], groups[1], n_boot, rng)
+    b_gap = _bootstrap_mean_difference(groups[2], groups[3], n_boot, rng)
+    low, high = percentile_ci(b_gap - a_gap)
+    return float(change), float(low), float(high)
+
+
 def minimum_detectable_effect(n_a: int, n_b: int, alpha: float = 0.05, power: float = 0.8) -> float:
     """Cohen's d that a two-sided two-sample t-test detects with ``power`` at ``alpha`` for groups of ``n_a`` and
     ``n_b`` (statsmodels' ``TTestIndPower``); NaN below 2 per group."""
