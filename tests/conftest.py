@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never reach the hub
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# The embedding cache and trained axes of the tests' audits stay out of the user's cache (and tests start cold).
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="corpus-audit-tests-")
 
 # Example counts of the fuzz tests (tests/test_fuzz_*.py), which set none themselves: "ci" keeps the suite fast
 # and reproducible; CORPUS_AUDIT_FUZZ=thorough runs 10,000 generated inputs per test (per reader format).

@@ -110,7 +110,8 @@ def _gaps(a: AuditOutput, b: AuditOutput, seed: int) -> list[dict[str, Any]]:
     """The mental - physical gap of mean warmth and competence in A and in B and its change with a CI, over all
     sentences and (where both audits have the judgement gate) over the judgements."""
     parts = [("all sentences", a.sentences, b.sentences)]
-    if CATEGORY_COLUMN in a.sentences and CATEGORY_COLUMN in b.sentences:
+    if all(CATEGORY_COLUMN in frame and frame[CATEGORY_COLUMN].notna().any() for frame in (a.sentences,
+                                                                                             b.sentences)):
         parts.append(("judgements", *(frame[frame[CATEGORY_COLUMN] == JUDGEMENT] for frame in (a.sentences,
                                                                                              b.sentences))))
     rows = []

@@ -1,0 +1,150 @@
+"""The decision aids of an audit: the verdict, the minimum detectable difference, the per-group tables (one illness
+type alone included), the gap change of `compare` (one sign convention, CI), `--force` and Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from scipy import stats as scipy_stats
+
+from corpus_audit.audit.analysis import analyse, by_group
+from corpus_audit.audit.verdict import verdict
+from corpus_audit.cli import main
+from corpus_audit.stigma.stats import gap_change, mean_ci, minimum_detectable_effect
+
+SAMPLE = str(Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz")
+
+
+def test_minimum_detectable_effect_matches_the_normal_approximation_for_large_groups():
+    expected = (scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)) * math.sqrt(1 / 2000 + 1 / 500)
+    assert minimum_detectable_effect(2000, 500) == pytest.approx(expected, rel=2e-3)
+    assert minimum_detectable_effect(20, 20) > expected  # the t distribution needs more with few sentences
+    assert math.isnan(minimum_detectable_effect(1, 50))
+
+
+def test_gap_change_is_the_difference_of_the_two_gaps_with_a_covering_ci():
+    rng = np.random.default_rng(0)
+    a_mental, a_physical = rng.normal(0.3, 0.2, 400), rng.normal(0.0, 0.2, 400)
+    b_mental, b_physical = rng.normal(0.1, 0.2, 400), rng.normal(0.0, 0.2, 400)
+    change, low, high = gap_change(a_mental, a_physical, b_mental, b_physical)
+    hand = (b_mental.mean() - b_physical.mean()) - (a_mental.mean() - a_physical.mean())
+    assert change == pytest.approx(hand)
+    standard_error = math.sqrt(sum(values.var(ddof=1) / values.size for values in (a_mental, a_physical, b_mental,
+                                                                                   b_physical)))
+    assert low == pytest.approx(hand - 1.96 * standard_error, abs=0.01)
+    assert high == pytest.approx(hand + 1.96 * standard_error, abs=0.01)
+    assert all(math.isnan(value) for value in gap_change(a_mental, np.array([]), b_mental, b_physical))
+    low, high = mean_ci(a_mental)
+    assert low < a_mental.mean() < high and high - low == pytest.approx(2 * 1.96 * a_mental.std() / 20, rel=0.1)
+
+
+def frame(n_mental: int, n_physical: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    n = n_mental + n_physical
+    return pd.DataFrame({"illness_type": ["mental"] * n_mental + ["physical"] * n_physical,
+                         "illnesses": [["depression"]] * n_mental + [["flu"]] * n_physical,
+                         "warmth": rng.uniform(-1, 1, n), "competence": rng.uniform(-1, 1, n),
+                         "site": rng.choice(["x", "y"], n)})
+
+
+def test_by_group_describes_a_corpus_with_one_illness_type_without_nan():
+    table = by_group(frame(40, 0), "site")
+    assert set(table["illness_type"]) == {"mental"} and table["n"].sum() == 40
+    assert table[["warmth_mean", "warmth_ci_low", "warmth_ci_high"]].notna().all().all()
+    x = frame(40, 0).query("site == 'x'")["warmth"]
+    assert table.set_index("group").loc["x", "warmth_mean"] == pytest.approx(x.mean())
+
+
+def test_by_group_pools_the_smaller_groups():
+    data = frame(60, 0).assign(site=[f"s{i % 5}" for i in range(60)])
+    assert set(by_group(data, "site", max_groups=2)["group"]) == {"s0", "s1", "(other)"}
+
+
+def test_verdict_says_when_a_group_is_missing_and_gives_the_detectable_size_otherwise():
+    one_group = verdict(analyse(frame(50, 0)).to_dict())
+    assert any("too few physical-illness sentences" in line for line in one_group)
+    both = " ".join(verdict(analyse(frame(300, 300)).to_dict(), n_documents=12))
+    assert "Comparing 300 mental with 300 physical sentences" in both
+    assert "these group sizes detect differences of about" in both and "(of 12)" in both
+    shifted = frame(300, 300).assign(warmth=lambda f: np.where(f.illness_type == "mental", -0.5, 0.5)
+                                     + np.random.default_rng(1).normal(0, 0.1, 600))
+    assert "mental-illness mentions read colder than physical ones" in " ".join(verdict(analyse(shifted).to_dict()))
+
+
+@pytest.fixture(scope="module")
+def small_audit(tiny_st_model, tiny_axes, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("decision") / "audit"
+    result = CliRunner().invoke(main, ["audit", SAMPLE, "--lang", "en", "-o", str(outdir), "--model", tiny_st_model,
+                                       "--axes", tiny_axes, "--workers", "1", "--group-by", "subreddit"])
+    assert result.exit_code == 0, result.output
+    return outdir
+
+
+def test_group_by_reaches_the_report(small_audit):
+    summary = json.loads((small_audit / "summary.json").read_text())
+    assert summary["analysis"]["group_by"] == "subreddit" and summary["analysis"]["groups"]
+    html = (small_audit / "report.html").read_text()
+    assert "<h2>By subreddit</h2>" in html and 'id="verdict"' in html
+
+
+def test_another_corpus_needs_force(small_audit, tiny_st_model, tiny_axes, tmp_path):
+    outdir = shutil.copytree(small_audit, tmp_path / "audit")
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "1", "text": "My depression is bad."}) + "\n")
+    args = ["audit", str(other), "--lang", "en", "-o", str(outdir), "--model", tiny_st_model, "--axes", tiny_axes,
+            "--workers", "1"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 1
+    assert "holds the audit of another corpus" in refused.output and "pass --force" in refused.output
+    assert (outdir / "sentences.parquet").is_file()
+    forced = CliRunner().invoke(main, [*args, "--force"])
+    assert forced.exit_code == 0, forced.output
+    assert json.loads((outdir / "summary.json").read_text())["corpus"]["inputs"] == [str(other)]
+
+
+def test_ctrl_c_says_what_is_saved(small_audit, tiny_st_model, tiny_axes, tmp_path, monkeypatch):
+    from corpus_audit.audit.score_parts import ScoreParts
+
+    outdir = tmp_path / "audit"
+    monkeypatch.setattr(ScoreParts, "chunk", 8)
+    calls = {"n": 0}
+    original = ScoreParts.save_chunk
+
+    def interrupted(self, index, data):
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        calls["n"] += 1
+        original(self, index, data)
+
+    monkeypatch.setattr(ScoreParts, "save_chunk", interrupted)
+    result = CliRunner().invoke(main, ["audit", SAMPLE, "--lang", "en", "-o", str(outdir), "--model", tiny_st_model,
+                                       "--axes", tiny_axes, "--workers", "1", "--limit", "200"])
+    assert result.exit_code == 130
+    assert "interrupted during the score stage: finished stages kept: filter; 2 chunk(s) of up to 8" in result.output
+    assert "Run the same command again to resume" in result.output
+
+
+def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
+    from corpus_audit.audit.compare import compare_audits
+
+    result = compare_audits(small_audit, small_audit)
+    warmth = result["by_type"]["mental"]["warmth"]
+    assert warmth["mean_difference"] == pytest.approx(0.0)
+    assert [row["sentences"] for row in result["gaps"]] == ["all sentences"] * 2  # no gate: no judgement rows
+    assert all(row["gap_change"] == pytest.approx(0.0) for row in result["gaps"])
+    html = tmp_path / "compare.html"
+    cli = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "--labels", "before", "after",
+                                    "-o", str(html), "-o", str(tmp_path / "compare.json")])
+    assert cli.exit_code == 0, cli.output
+    page = html.read_text()
+    assert "Every difference is B − A" in page and "data:image/png;base64," in page
+    assert json.loads((tmp_path / "compare.json").read_text())["labels"] == ["before", "after"]
+    refused = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "-o", str(tmp_path / "c.txt")])
+    assert refused.exit_code != 0 and "compare writes .json or .html" in refused.output
