@@ -46,6 +46,10 @@ EXAMPLES_PER_ILLNESS = 2
 #: Longer sentences are cut for display (the full text is in sentences.parquet): keeps the report readable.
 MAX_SENTENCE_CHARS = 400
 TOP_DOCUMENTS = 20
+#: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
+RANKING_VALIDITY = ("of the 50 documents ranked first on the Reddit development corpus (English, default model), 16 "
+                    "judged people with an illness when read by hand; the others were mostly self-disclosures and "
+                    "stories that mention other people.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
@@ -438,7 +442,8 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
             f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
             "A document's score is the judgement strength of its most judging sentence (shown): the instrument's "
             "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
-            "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus.</p>"
+            "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
+            f"the order: {RANKING_VALIDITY} Read before removing.</p>"
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
                      "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99))
 
