@@ -213,6 +213,7 @@ def _other_corpus(folder: AuditFolder, spec: CorpusSpec) -> str | None:
         recorded = folder.read_summary()
     except UserError:
         return None
+
     def paths(inputs: Any) -> list[str]:
         return sorted(str(Path(path).resolve()) if path != "-" else path for path in inputs or [])
     if (paths(recorded.corpus.get("inputs")), recorded.corpus.get("hf_dataset")) \

@@ -159,4 +159,3 @@ def read_id_file(path: str | Path) -> set[str]:
     except (OSError, UnicodeDecodeError) as error:
         raise CorpusError(f"{path}: cannot read the id list ({error})") from None
     return {line.strip() for line in io.StringIO(text) if line.strip()}
-
