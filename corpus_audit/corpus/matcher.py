@@ -1,9 +1,10 @@
 """Find illness mentions in text with a data-driven lexicon (``lexicons/<lang>/illnesses.csv``).
 
-Matching is case-insensitive (unless an entry says ``case=exact``), accent-insensitive, on word
-boundaries, and prefers the longest term where terms overlap ("anorexia nervosa" beats "anorexia").
-Each entry may carry a ``require_context`` and an ``exclude_context`` regular expression, tested on the
-lower-cased, accent-folded sentence in which the matched term is replaced by ``@@``.
+Matching is case-insensitive (unless an entry says ``case=exact``, or ``case=not_title`` for a term that is
+also a name), accent-insensitive, on word boundaries, and prefers the longest term where terms overlap
+("anorexia nervosa" beats "anorexia"). Each entry may carry a ``require_context`` and an ``exclude_context``
+regular expression, tested on the lower-cased, accent-folded sentence in which the matched term is replaced by
+``@@``, and name shared exclusion rules (``rules``) defined in ``context_rules.csv`` beside the lexicon.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ CONTEXT_WINDOW = 200
 # Up to this many pre-filter spellings the Rust automaton is a DFA (fastest; 10,000 take about 20 MB).
 _DFA_MAX_PATTERNS = 10_000
 _REQUIRED_COLUMNS = ("term", "illness", "type")
+_CASES = ("any", "exact", "not_title")
+#: Shared exclusion rules (``rule,exclude_context,note``), read from beside the lexicon that names them.
+RULES_FILE_NAME = "context_rules.csv"
+_RULE_COLUMNS = ("rule", "exclude_context")
 
 
 def _fold_char(char: str) -> str:
@@ -74,6 +79,9 @@ class LexiconEntry:
     illness: str
     type: str
     exact_case: bool = False
+    # "Gerd" is a first name, "GERD" and "gerd" the disease: a capitalised-word spelling is rejected.
+    rejects_title_case: bool = False
+    rules: tuple[str, ...] = ()
     require_context: re.Pattern[str] | None = None
     exclude_context: re.Pattern[str] | None = None
     note: str = ""
@@ -107,9 +115,49 @@ def _compile(pattern: str, where: str) -> re.Pattern[str] | None:
         raise LexiconError(f"{where}: bad regular expression {pattern!r}: {exc}") from exc
 
 
-def load_lexicon(path: str | Path) -> list[LexiconEntry]:
-    """Read an illness lexicon CSV (see ``lexicons/README.md`` for the columns)."""
+def _any_of(patterns: list[str], where: str) -> re.Pattern[str] | None:
+    """One regular expression that matches where any of ``patterns`` (each already valid) matches."""
+    return _compile("|".join(f"(?:{pattern})" for pattern in patterns if pattern.strip()), where)
+
+
+def rules_path_for(lexicon_path: str | Path) -> Path:
+    """Where the shared context rules of a lexicon are read from: ``context_rules.csv`` in its folder."""
+    return Path(lexicon_path).with_name(RULES_FILE_NAME)
+
+
+def lexicon_files(lexicon_path: str | Path) -> list[Path]:
+    """The files a matcher built from ``lexicon_path`` reads (the lexicon, and its rules file if there is one)."""
+    rules_path = rules_path_for(lexicon_path)
+    return [Path(lexicon_path), *([rules_path] if rules_path.is_file() else [])]
+
+
+def load_context_rules(path: str | Path) -> dict[str, str]:
+    """Read a context-rules CSV (``rule,exclude_context,note``): rule name -> exclusion regular expression."""
     path = Path(path)
+    rules: dict[str, str] = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        missing = [col for col in _RULE_COLUMNS if col not in (reader.fieldnames or [])]
+        if missing:
+            raise LexiconError(f"{path}: missing column(s) {', '.join(missing)}")
+        for line, row in enumerate(reader, start=2):
+            where = f"{path}:{line}"
+            name = (row.get("rule") or "").strip()
+            pattern = (row.get("exclude_context") or "").strip()
+            if not name or not pattern:
+                raise LexiconError(f"{where}: empty rule or exclude_context")
+            if name in rules:
+                raise LexiconError(f"{where}: rule {name!r} is defined twice")
+            _compile(pattern, where)
+            rules[name] = pattern
+    return rules
+
+
+def load_lexicon(path: str | Path) -> list[LexiconEntry]:
+    """Read an illness lexicon CSV (see ``lexicons/README.md`` for the columns) and the rules it names."""
+    path = Path(path)
+    rules_path = rules_path_for(path)
+    rules: dict[str, str] | None = None  # read on the first entry that names a rule
     entries: list[LexiconEntry] = []
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
@@ -122,20 +170,32 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
             illness = (row.get("illness") or "").strip()
             kind = (row.get("type") or "").strip().lower()
             case = (row.get("case") or "any").strip().lower() or "any"
+            rule_names = tuple(name.strip() for name in (row.get("rules") or "").split(";") if name.strip())
             if not term or not illness:
                 raise LexiconError(f"{where}: empty term or illness")
             if kind not in GROUPS:
                 raise LexiconError(f"{where}: type must be mental or physical, not {kind!r}")
-            if case not in ("any", "exact"):
-                raise LexiconError(f"{where}: case must be 'any' or 'exact', not {case!r}")
+            if case not in _CASES:
+                raise LexiconError(f"{where}: case must be one of {', '.join(_CASES)}, not {case!r}")
+            if rule_names and rules is None:
+                if not rules_path.is_file():
+                    raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist")
+                rules = load_context_rules(rules_path)
+            unknown = [name for name in rule_names if name not in (rules or {})]
+            if unknown:
+                raise LexiconError(f"{where}: unknown rule(s) {', '.join(unknown)} (not in {rules_path})")
+            own_exclude = row.get("exclude_context") or ""
+            _compile(own_exclude, where)  # reports a bad pattern of this row as such
             entries.append(
                 LexiconEntry(
                     term=term,
                     illness=illness,
                     type=kind,
                     exact_case=case == "exact",
+                    rejects_title_case=case == "not_title",
+                    rules=rule_names,
                     require_context=_compile(row.get("require_context") or "", where),
-                    exclude_context=_compile(row.get("exclude_context") or "", where),
+                    exclude_context=_any_of([own_exclude, *((rules or {})[name] for name in rule_names)], where),
                     note=(row.get("note") or "").strip(),
                 )
             )
@@ -246,6 +306,8 @@ class IllnessMatcher:
         context = None
         for entry in group:
             if entry.exact_case and text[start:end] != entry.term:
+                continue
+            if entry.rejects_title_case and text[start:end].istitle():
                 continue
             if entry.require_context or entry.exclude_context:
                 if context is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from corpus_audit.common.errors import LexiconError
-from corpus_audit.corpus.matcher import IllnessMatcher, fold, load_lexicon
+from corpus_audit.corpus.matcher import IllnessMatcher, fold, lexicon_files, load_lexicon, rules_path_for
 from corpus_audit.stigma.quadrants import illness_type_of
 
 DATA = Path(__file__).parents[1] / "data"
@@ -75,6 +75,16 @@ def test_labelled_set_recall_and_precision(lang: str, matchers: dict[str, Illnes
         ("I have ADD", {"ADHD"}),
         ("we should add more", set()),  # case-exact abbreviation
         ("DEPRESSION IS REAL", {"depression"}),
+        ("He is a cold and heartless drunk.", set()),  # adjectival cold, coordinated with an adjective
+        ("a cold and emotionless man", set()),  # any coordinated adjective in -less
+        ("I have a cold and a cough.", {"cold"}),
+        ("Photo by Gerd Altmann", set()),  # case=not_title: a first name
+        ("GERD and gerd", {"acid reflux"}),
+        ("like if he had the flu", set()),  # analogy
+        ("as though I had allergies", set()),
+        ("I feel like if it were allergies the pills would help", {"allergies"}),  # a hypothesis, not a simile
+        ("the flu, as if that was not enough", {"flu"}),  # the term before the comparison
+        ("acting as if he was schizophrenic", {"schizophrenia"}),  # mental terms: figurative use is kept
     ],
 )
 def test_english_rules(matchers: dict[str, IllnessMatcher], text: str, expected: set[str]) -> None:
@@ -91,6 +101,13 @@ def test_english_rules(matchers: dict[str, IllnessMatcher], text: str, expected:
         ("diagnóstico de TOC", {"OCD"}),
         ("pacientes esquizofrénicas", {"schizophrenia"}),
         ("astenia, anorexia y pérdida de peso", set()),
+        ("distrofia miotónica tipo I (DM tipo I)", set()),  # DM is myotonic dystrophy here
+        ("antecedentes de DM tipo I", {"diabetes"}),
+        ("como si tuviera gripe", set()),  # analogy
+        ("con síntomas similares a los de un resfriado", set()),
+        ("cuadro compatible con gripe", {"flu"}),
+        ("Erge", set()),
+        ("ERGE", {"acid reflux"}),
     ],
 )
 def test_spanish_rules(matchers: dict[str, IllnessMatcher], text: str, expected: set[str]) -> None:
@@ -127,7 +144,7 @@ def test_fold_keeps_length_and_enye() -> None:
     [
         ("term,illness\nx,y\n", "missing column"),
         ("term,illness,type\nx,y,emotional\n", "type must be"),
-        ("term,illness,type,case\nx,y,mental,upper\n", "case must be"),
+        ("term,illness,type,case\nx,y,mental,upper\n", "lex.csv:2: case must be one of any, exact, not_title"),
         ("term,illness,type,exclude_context\nx,y,mental,(unclosed\n", "bad regular expression"),
         ("term,illness,type\n", "no entries"),
     ],
@@ -137,6 +154,64 @@ def test_bad_lexicon_is_reported_with_file(tmp_path: Path, content: str, message
     path.write_text(content, encoding="utf-8")
     with pytest.raises(LexiconError, match=message):
         load_lexicon(path)
+
+
+def test_case_not_title_rejects_only_a_capitalised_word(tmp_path: Path) -> None:
+    path = tmp_path / "lex.csv"
+    path.write_text("term,illness,type,case\ngerd,acid reflux,physical,not_title\n", encoding="utf-8")
+    matcher = IllnessMatcher.from_csv(path)
+    assert [m.surface for m in matcher.find("GERD, gerd, Gerd, gERD")] == ["GERD", "gerd", "gERD"]
+
+
+def test_each_physical_term_and_no_mental_term_names_the_analogy_rule(
+    lang: str, matchers: dict[str, IllnessMatcher]
+) -> None:
+    """A physical simile ("felt like the flu") is not about anyone with the flu; a mental one ("acts as if he was
+    bipolar") is the trivialising use the audit is there to see, so it stays a mention."""
+    entries = matchers[lang].entries
+    assert {entry.type for entry in entries if "analogy" in entry.rules} == {"physical"}
+    assert all("analogy" in entry.rules for entry in entries if entry.type == "physical")
+    assert all(entry.exclude_context is not None for entry in entries if entry.type == "physical")
+
+
+def _lexicon_with_rules(tmp_path: Path, rules: str) -> Path:
+    path = tmp_path / "lex.csv"
+    path.write_text(
+        "term,illness,type,exclude_context,rules\n"
+        "gout,gout,physical,\\bno @@,simile\n"
+        "flare,flare,physical,,\n",
+        encoding="utf-8",
+    )
+    if rules:
+        rules_path_for(path).write_text(rules, encoding="utf-8")
+    return path
+
+
+def test_shared_rules_combine_with_the_row_exclusions(tmp_path: Path) -> None:
+    path = _lexicon_with_rules(tmp_path, "rule,exclude_context,note\nsimile,\\bas if\\b.*@@,comparison\n")
+    matcher = IllnessMatcher.from_csv(path)
+    assert illnesses(matcher, "He has gout.") == {"gout"}
+    assert illnesses(matcher, "There was no gout.") == set()  # the row's own exclusion
+    assert illnesses(matcher, "He limps as if he had gout.") == set()  # the shared rule
+    assert illnesses(matcher, "As if I had a flare.") == {"flare"}  # a row that names no rule
+    assert lexicon_files(path) == [path, tmp_path / "context_rules.csv"]
+    assert lexicon_files(tmp_path / "elsewhere" / "lex.csv") == [tmp_path / "elsewhere" / "lex.csv"]
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ("", r"lex\.csv:2: names rule\(s\) simile but .*context_rules\.csv does not exist"),
+        ("rule,exclude_context\nother,x\n", r"lex\.csv:2: unknown rule\(s\) simile"),
+        ("rule,exclude_context\nsimile,(unclosed\n", r"context_rules\.csv:2: bad regular expression"),
+        ("rule,exclude_context\nsimile,x\nsimile,y\n", r"context_rules\.csv:3: rule 'simile' is defined twice"),
+        ("rule,exclude_context\nsimile,\n", r"context_rules\.csv:2: empty rule or exclude_context"),
+        ("rule,pattern\nsimile,x\n", r"context_rules\.csv: missing column\(s\) exclude_context"),
+    ],
+)
+def test_bad_context_rules_are_reported_with_file_and_line(tmp_path: Path, rules: str, message: str) -> None:
+    with pytest.raises(LexiconError, match=message):
+        load_lexicon(_lexicon_with_rules(tmp_path, rules))
 
 
 def test_custom_lexicon_context_rules(tmp_path: Path) -> None:
