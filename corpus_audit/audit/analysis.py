@@ -35,6 +35,7 @@ import pandas as pd
 from scipy import stats
 
 from corpus_audit.common.jsonable import jsonable
+from corpus_audit.corpus.dominance import dominant_illnesses
 from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
 from corpus_audit.stigma.judgement import (CATEGORIES, CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT,
                                            STRENGTH_COLUMN, TOP_DIMENSION_COLUMN)
@@ -309,6 +310,10 @@ def analyse(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None = None, s
     if n_other:
         warnings.append(f"{n_other} sentence(s) with an illness_type other than mental/physical/both were left out")
     every = _group_analysis(scored, bias_map, seed)
+    for dominant in dominant_illnesses(scored):
+        warnings.append(f"{dominant.illness} is in {dominant.share:.0%} of the {dominant.group} sentences "
+                        f"({dominant.sentences} of {dominant.group_sentences}): the {dominant.group} group is mostly "
+                        f"{dominant.illness}; read the per-illness figures beside the group comparison")
     if every.n_by_type["both"]:
         warnings.append(f"{every.n_by_type['both']} sentence(s) mention both a mental and a physical illness and "
                         "count in both groups (the groups overlap)")

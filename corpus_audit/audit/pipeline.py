@@ -28,9 +28,9 @@ from corpus_audit.common.atomic import (atomic_path, check_output_location, fold
                                         write_text_atomic)
 from corpus_audit.common.checkpoints import Checkpoints, fingerprint
 from corpus_audit.common.errors import Interrupted, UserError
-from corpus_audit.common.resources import data_file, sha256_file
+from corpus_audit.common.resources import data_file, sha256_file, sha256_files
 from corpus_audit.corpus.filter import CorpusSpec
-from corpus_audit.corpus.matcher import default_lexicon_path
+from corpus_audit.corpus.matcher import default_lexicon_path, lexicon_files
 from corpus_audit.embed import model_identity
 from corpus_audit.engines import EngineOptions, filter_corpus, make_scorer
 from corpus_audit.languages import get_language
@@ -100,7 +100,7 @@ class Stage:
 def _filter_depends(run: AuditRun) -> dict[str, Any]:
     options = run.options
     return {"input files": run.spec.identity(), "reading options": asdict(run.spec), "lang": options.lang,
-            "lexicon": sha256_file(Path(options.lexicon or default_lexicon_path(options.lang))),
+            "lexicon": sha256_files(lexicon_files(options.lexicon or default_lexicon_path(options.lang))),
             "spacy_model": options.spacy_model, "keep_fields": options.keep_fields, "package version": __version__}
 
 
