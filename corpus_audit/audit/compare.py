@@ -133,7 +133,8 @@ def _gap(mental: Any, physical: Any) -> float:
 
 def _compare_aq27(a: AuditOutput, b: AuditOutput, warnings: list[str], seed: int) -> list[dict[str, Any]]:
     """Per dimension: shares in A and B and the change of the mental - physical gap (B gap - A gap) with a CI."""
-    regions = {side: {dim.dimension: set(region_quadrants(dim.warmth, dim.score_competence))
+    regions = {side: {dim.dimension: [quadrant for quadrant, inside in zip(QUADRANTS, region_quadrants(
+                          dim.warmth, dim.score_competence)) if inside]
                       for dim in audit.folder.read_bias_map()} for side, audit in (("a", a), ("b", b))}
     audits = {"a": a, "b": b}
     columns = ["dimension", "warmth", "competence", "share_mental", "share_physical"]

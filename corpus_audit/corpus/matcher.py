@@ -179,7 +179,8 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
                 raise LexiconError(f"{where}: case must be one of {', '.join(_CASES)}, not {case!r}")
             if rule_names and rules is None:
                 if not rules_path.is_file():
-                    raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist")
+                    raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist "
+                                      "(copy the bundled lexicons/<lang>/context_rules.csv beside the lexicon)")
                 rules = load_context_rules(rules_path)
             unknown = [name for name in rule_names if name not in (rules or {})]
             if unknown:

@@ -71,14 +71,14 @@ def test_compare_matches_direct_analysis_calls(audits) -> None:
         section = result["by_type"][group]
         assert (section["n_a"], section["n_b"]) == (len(part_a), len(part_b))
         for score in ("warmth", "competence"):
-            expected = compare_groups(part_a[score], part_b[score], seed=3)
-            assert section[score]["mean_difference"] == pytest.approx(part_a[score].mean() - part_b[score].mean())
+            expected = compare_groups(part_b[score], part_a[score], seed=3)  # every difference is B - A
+            assert section[score]["mean_difference"] == pytest.approx(part_b[score].mean() - part_a[score].mean())
             assert section[score]["mean_difference_ci"] == pytest.approx(list(expected.mean_difference_ci))
             assert section[score]["mann_whitney_p"] == pytest.approx(
                 stats.mannwhitneyu(part_a[score], part_b[score]).pvalue)
             assert section[score]["ks_p"] == pytest.approx(stats.ks_2samp(part_a[score], part_b[score]).pvalue)
-        joint = two_sample_2d(part_a[["warmth", "competence"]].to_numpy(float),
-                              part_b[["warmth", "competence"]].to_numpy(float), seed=3)
+        joint = two_sample_2d(part_b[["warmth", "competence"]].to_numpy(float),
+                              part_a[["warmth", "competence"]].to_numpy(float), seed=3)
         assert section["joint"]["statistic"] == pytest.approx(joint.statistic)
         assert section["joint"]["p_value"] == pytest.approx(joint.p_value)
         for row in section["quadrants"]:
@@ -93,6 +93,11 @@ def test_compare_matches_direct_analysis_calls(audits) -> None:
             - (_group(f, "physical")["quadrant"] == "warm-incompetent").mean() for f in (frame_a, frame_b)]
     assert (pity["gap_a"], pity["gap_b"]) == pytest.approx(gaps)
     assert pity["gap_change"] == pytest.approx(gaps[1] - gaps[0])
+    assert pity["gap_change_ci_low"] < pity["gap_change"] < pity["gap_change_ci_high"]
+    warmth_gaps = [_group(f, "mental")["warmth"].mean() - _group(f, "physical")["warmth"].mean()
+                   for f in (frame_a, frame_b)]
+    all_warmth = next(row for row in result["gaps"] if (row["sentences"], row["score"]) == ("all sentences", "warmth"))
+    assert all_warmth["gap_change"] == pytest.approx(warmth_gaps[1] - warmth_gaps[0], abs=1e-6)  # float32 scores
     assert len(result["aq27"]) == 9 and result["warnings"] == []
     text = format_comparison(result)
     assert "before" in text and "Pity" in text and "energy" in text

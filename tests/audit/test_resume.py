@@ -172,6 +172,7 @@ def test_changed_input_lexicon_or_options_are_named(baseline, tiny_st_model, tin
     lexicon = tmp_path / "lexicon.csv"
     lexicon.write_text(default_lexicon_path("en").read_text(encoding="utf-8") + "grumpiness,grumpiness,mental\n",
                        encoding="utf-8")
+    shutil.copy(default_lexicon_path("en").with_name("context_rules.csv"), tmp_path)  # the rules the rows name
     assert "filter: running (lexicon changed since the last run)" in rerun("--lexicon", str(lexicon))
     assert "filter: running (lexicon changed since the last run)" in rerun()
     corpus.write_bytes(corpus.read_bytes())  # the same bytes, a new modification time: the input is read again
