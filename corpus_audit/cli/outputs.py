@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, warn
+from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, output_extension, warn
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 
 
@@ -13,7 +13,8 @@ from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 @click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
 @click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Also write the comparison as JSON.")
+              callback=output_extension(".json", writes="compare -o writes JSON"),
+              help="Also write the comparison as JSON (.json).")
 @click.option("--labels", nargs=2, default=("A", "B"), show_default=True, help="Names of the two audits.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
 @click.option("--allow-different-models", is_flag=True,
@@ -51,6 +52,8 @@ def compare_command(outdir_a: str, outdir_b: str, output: str | None, labels: tu
 @click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
               help="Keep sentences about this illness type ('both' sentences count for each).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".csv", ".parquet", ".jsonl", writes="export-flagged writes CSV, Parquet or "
+                                        "JSON Lines"),
               help="Output file: .csv, .parquet or .jsonl.")
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
