@@ -43,7 +43,7 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
     information), judgement_strength (the probability that the sentence judges people), p_<category>, the nine
     AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it) and
     top_dimension (for judgements). Blank rows and bad records are counted and reported; blank rows keep empty
-    scores.
+    scores; rows with invalid UTF-8 are kept, the bytes replaced by U+FFFD, and counted as repaired.
     """
     from corpus_audit.common.atomic import check_output_location
     from corpus_audit.corpus.select import MentionMasker
