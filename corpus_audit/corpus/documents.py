@@ -132,7 +132,8 @@ def check_documents_read(stats: ReadStats) -> None:
         raise NoDocumentsError(f"the corpus is empty: its {stats.files} file(s) hold no record; check the CORPUS "
                                "paths")
     if stats.fields_seen:
-        longest = max(stats.fields_seen, key=stats.fields_seen.__getitem__)  # the text is the longest string field
+        # The text is likeliest in the longest string field (not the text field itself: it is null there).
+        longest = max(stats.fields_seen, key=lambda name: (name != stats.text_field, stats.fields_seen[name]))
         fix = f"pass --text-field {longest}" if stats.fields_seen[longest] else \
             "pass --text-field with the field that holds the text"
         raise NoDocumentsError(f"no document had a text field {stats.text_field!r} ({skipped:,} records skipped); "

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats
+from corpus_audit.corpus.documents import (CorpusError, NoDocumentsError, ReaderOptions, ReadStats,
+                                           check_documents_read)
 from corpus_audit.corpus.readers import expand_paths, iter_documents, read_file
 
 RECORDS = [{"id": f"d{i}", "text": f"text {i}", "lang": "en"} for i in range(5)]
@@ -349,3 +350,19 @@ def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) ->
                     '{"id": "b", "text": "pair \\ud83d\\ude00 ok"}\n', encoding="utf-8")
     docs = list(read_file(str(path), ReaderOptions(), ReadStats()))
     assert [(d.id, d.text) for d in docs] == [("a\ufffd", "lone \ufffd asthma"), ("b", "pair \U0001f600 ok")]
+
+
+def test_no_document_read_names_the_fields_seen_and_the_likeliest_text_field(tmp_path: Path) -> None:
+    path = tmp_path / "n.jsonl"
+    path.write_text('{"text": null, "title": "ab", "id": 1}\n{"text": null, "title": "abc"}\n', encoding="utf-8")
+    stats = read(path)[1]
+    with pytest.raises(NoDocumentsError, match=r"^no document had a text field 'text' \(2 records skipped\); fields "
+                                               r"seen: id, text, title; pass --text-field title$"):
+        check_documents_read(stats)
+    check_documents_read(read(path, text_field="title")[1])  # documents read: no error
+    other = tmp_path / "o.jsonl"
+    other.write_text('{"id": 1, "n": 2}\n', encoding="utf-8")
+    with pytest.raises(NoDocumentsError, match="fields seen: id, n; pass --text-field with the field that holds"):
+        check_documents_read(read(other)[1])
+    other.write_text(json.dumps({f"f{i}": "x" * i for i in range(50)}) + "\n", encoding="utf-8")
+    assert len(read(other)[1].fields_seen) == 20  # bounded, whatever the records
