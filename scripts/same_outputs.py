@@ -32,7 +32,7 @@ def commands(name: str, lang: str, path: str) -> list[tuple[str, list[str]]]:
         (f"{name}.flag_d", ["export-flagged", name, "--dimension", "Pity", "-o", f"{name}.flag_d.parquet"]),
         (f"{name}.flag_t", ["export-flagged", name, "--type", "mental", "--dimension", "fear", "-o",
                             f"{name}.flag_t.jsonl"]),
-        (f"{name}.score", ["score", f"{name}.filter.parquet", "--text-column", "sentence", "--lang", lang, "-o",
+        (f"{name}.score", ["score", f"{name}.filter.parquet", "--text-field", "sentence", "--lang", lang, "-o",
                            f"{name}.score.parquet"]),
         (f"{name}.report", ["report", name]),
     ]

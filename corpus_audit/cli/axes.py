@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import model_options
+from corpus_audit.cli.options import model_options, output_extension
 from corpus_audit.languages import LANGUAGES
 
 #: Languages whose adjectives agree with their noun: their SCM adjectives need a table of forms.
@@ -24,6 +24,7 @@ def axes_group() -> None:
                    "recipe: no neutral class, no judgement gate); 'default': graded axes centred on neutral text, "
                    "the judgement gate and the nine AQ-27 dimension heads (docs/instrument.md).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              callback=output_extension(".npz", writes="axes train writes NumPy .npz"),
               help="Where to save the axes (.npz); default: the user cache, where score finds them.")
 @model_options
 @reports_errors()
@@ -50,8 +51,9 @@ def axes_train_command(recipe: str, output: str | None, lang: str, model: str | 
               help="Cross-validation folds over held-out adjectives.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for folds and sampled pairs.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
-              help="Also write the results as JSON.")
+              callback=output_extension(".json", writes="--json writes JSON"), help="Also write the results as JSON.")
 @click.option("--embedding-cache", type=click.Path(dir_okay=False), default=None,
+              callback=output_extension(".npz", writes="the embedding cache is NumPy .npz"),
               help="Keep the sentence embeddings in this .npz between runs, so that a rerun after editing "
                    "templates or lexicons embeds only the new sentences (a file of another model is replaced).")
 @click.option("--labelled", multiple=True, type=click.Path(exists=True, dir_okay=False),

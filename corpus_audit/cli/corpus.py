@@ -8,18 +8,19 @@ from typing import Any
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import (PROGRESS_OPTION, corpus_options, corpus_spec_from, embedding_cache_from,
-                                      embedding_cache_options, engine_from, engine_options, log, model_options,
-                                      show_progress)
-from corpus_audit.languages import LANGUAGE_CODES
+from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, corpus_model_options, corpus_options,
+                                      corpus_spec_from, embedding_cache_from, embedding_cache_options, engine_from,
+                                      engine_options, log, model_options, output_extension, show_progress,
+                                      text_field_from, text_field_options, warn)
 
 
 @click.command("score")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".csv", ".parquet", writes="score writes CSV or Parquet"),
               help="Output table, .csv or .parquet: every input column plus warmth and competence.")
-@click.option("--text-column", default="text", show_default=True,
-              help="Column (CSV/Parquet) or field (JSONL) holding the sentence; .txt files have one per line.")
+@text_field_options("text", "Column (CSV/Parquet) or field (JSONL) holding the sentence; .txt files have one per "
+                    "line.", old_name="--text-column")
 @click.option("--axes", "axes_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Axes file from `corpus-audit axes train` (default: the shipped axes of the model, or "
                    "axes trained once and cached).")
@@ -33,9 +34,9 @@ from corpus_audit.languages import LANGUAGE_CODES
 @embedding_cache_options
 @engine_options
 @reports_errors("cannot write {output}")
-def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
-                  mask_terms: bool, lexicon: str | None, lang: str, model: str | None, device: str, batch_size: int,
-                  **settings: Any) -> None:
+def score_command(input_path: str, output: str, text_field: str | None, old_text_field: str | None,
+                  axes_path: str | None, strict: bool, mask_terms: bool, lexicon: str | None, lang: str,
+                  model: str | None, device: str, batch_size: int, **settings: Any) -> None:
     """Score each sentence of INPUT with the instrument.
 
     INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2). The
@@ -44,7 +45,7 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     information), judgement_strength (the probability that the sentence judges people), p_<category>, the nine
     AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it) and
     top_dimension (for judgements). Blank rows and bad records are counted and reported; blank rows keep empty
-    scores.
+    scores; rows with invalid UTF-8 are kept, the bytes replaced by U+FFFD, and counted as repaired.
     """
     from corpus_audit.common.atomic import check_output_location
     from corpus_audit.corpus.select import MentionMasker
@@ -52,12 +53,13 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     from corpus_audit.score.scorer import ModelSpec
     from corpus_audit.score.table import check_output_path, score_file
 
+    text_field = text_field_from(text_field, old_text_field, "text", "--text-column")
     engine = engine_from(settings)
     spec = ModelSpec(lang, model, device, batch_size, axes_path, embedding_cache_from(settings))
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
     masker = MentionMasker(lang, lexicon) if mask_terms else None
-    summary = score_file(input_path, output, make_scorer(spec, engine), text_column=text_column, strict=strict,
+    summary = score_file(input_path, output, make_scorer(spec, engine), text_field=text_field, strict=strict,
                          mask=masker)
     click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
                f"with {summary.model_id} -> {output}")
@@ -65,15 +67,17 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
         click.echo(f"{summary.truncated} texts longer than the limit were cut before embedding")
     for reason, count in summary.skipped.most_common():
         click.echo(f"skipped {count}: {reason}")
+    for reason, count in summary.repaired.most_common():
+        click.echo(f"repaired {count} (kept, bytes replaced by U+FFFD): {reason}")
     for example in summary.examples[:5]:
         click.echo(f"  e.g. {example}")
 
 
 @click.command("filter")
 @click.argument("corpus", nargs=-1)
-@click.option("--lang", type=click.Choice(LANGUAGE_CODES), required=True,
-              help="Language of the corpus: picks the illness lexicon and the sentence splitter.")
+@CORPUS_LANG_OPTION
 @click.option("-o", "--output", "output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".parquet", writes="filter writes Parquet"),
               help="Output Parquet file (one row per kept sentence); the summary goes to OUT.summary.json beside it.")
 @corpus_options
 @engine_options
@@ -85,7 +89,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 
     CORPUS: files, globs or folders of .jsonl/.json/.csv/.tsv/.txt/.parquet (optionally .gz/.zst/.bz2),
     or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
-    term_offsets, illnesses, illness_type and the --keep-field columns) and prints a summary.
+    term_offsets, illnesses, illness_type and the --keep-field columns) and prints a summary. Fails when no
+    document was read (an empty corpus, or every record skipped: the message names the fix).
     """
     from corpus_audit.common.atomic import check_output_location
     from corpus_audit.engines import filter_corpus
@@ -98,6 +103,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress(progress),
                             engine)
     click.echo(summary.format_text())
+    for warning in summary.warnings:
+        warn(warning)
     click.echo(f"wrote {summary.sentences_kept} sentences to {output}")
 
 
@@ -120,7 +127,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "per value, sentences, judgements and their scores, mental and physical. Kept like a "
                    "--keep-field.")
 @corpus_options
-@model_options
+@corpus_model_options
 @embedding_cache_options
 @engine_options
 @PROGRESS_OPTION
@@ -131,9 +138,11 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
                   progress: bool | None, **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
-    Writes to OUTDIR: filtered.parquet, sentences.parquet (scored), summary.json (counts, configuration,
-    statistics, time per stage), aq27.csv (BIAS-map share per AQ-27 dimension, mental vs physical,
-    with 95% bootstrap CIs and Holm-corrected p-values), the figures and report.html.
+    Writes to OUTDIR: report.html (one offline page: the findings, figures and examples), filtered.parquet,
+    sentences.parquet (scored), summary.json (counts, configuration, statistics, time per stage), aq27.csv
+    (BIAS-map share per AQ-27 dimension, mental vs physical, with 95% bootstrap CIs and Holm-corrected p-values)
+    and the figures. Fails when no document was read (an empty corpus, or every record skipped: the message names
+    the fix).
     """
     from corpus_audit.audit.pipeline import AuditOptions, run_audit
     from corpus_audit.stigma.bias_map import load_bias_map
@@ -150,7 +159,10 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
     options.model_spec().check(device="cpu" if engine.is_ray else None)
     load_bias_map(bias_map)
-    analysis = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force).analysis
+    summary = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force)
+    for warning in summary.filter.get("warnings", []):
+        warn(warning)
+    analysis = summary.analysis
     click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
 
     def number(value: float | None) -> str:

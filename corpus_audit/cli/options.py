@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -26,16 +27,22 @@ def apply_options(options: list[Callable[[Any], Any]]) -> Callable[[Any], Any]:
 
 LANG_OPTION = click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
                            help="Language: picks the default model, lexicon and templates.")
+# A corpus has no default language: English rules on a Spanish corpus would give a polished, empty audit.
+CORPUS_LANG_OPTION = click.option("--lang", type=click.Choice(LANGUAGE_CODES), required=True,
+                                  help="Language of the corpus: picks the illness lexicon, the sentence splitter and "
+                                       "the default model. A warning says when the text looks like another one.")
 
-model_options = apply_options([
-    LANG_OPTION,
+_MODEL_OPTIONS = [
     click.option("--model", default=None,
                  help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'use', or any "
                       "sentence-transformers name or local folder."),
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
                  help="Sentences per embedding batch."),
-])
+]
+model_options = apply_options([LANG_OPTION, *_MODEL_OPTIONS])
+#: :data:`model_options` with ``--lang`` required, for the commands that read a corpus.
+corpus_model_options = apply_options([CORPUS_LANG_OPTION, *_MODEL_OPTIONS])
 
 engine_options = apply_options([
     click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
@@ -150,6 +157,38 @@ STRICT_OUTPUT_OPTION = click.option(
     help="Stop at the first bad row of sentences.parquet (illness type not mental/physical/both, no sentence, "
          "infinite score, quadrant that disagrees with the scores), naming file and row; default: leave such rows "
          "out and say how many.")
+
+
+def text_field_options(default: str, help: str, old_name: str) -> Callable[[Any], Any]:
+    """``--text-field``, the one name of the text's field or column in every command, and ``old_name``, the
+    command's former name for it: hidden, still accepted (see :func:`text_field_from`)."""
+    return apply_options([
+        click.option("--text-field", default=None, help=f"{help} [default: {default}]"),
+        click.option(old_name, "old_text_field", default=None, hidden=True, help="Former name of --text-field."),
+    ])
+
+
+def text_field_from(text_field: str | None, old_text_field: str | None, default: str, old_name: str) -> str:
+    """The text field of :func:`text_field_options`; the former name works, with a warning."""
+    if old_text_field is not None:
+        if text_field is not None and text_field != old_text_field:
+            raise click.UsageError(f"--text-field {text_field!r} and {old_name} {old_text_field!r} disagree: give "
+                                   "--text-field only")
+        warn(f"{old_name} is now --text-field; the old name will go")
+        return old_text_field
+    return text_field if text_field is not None else default
+
+
+def output_extension(*extensions: str, writes: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+    """An option callback that refuses, when the command line is read (before any work), an output file whose
+    extension is not one of ``extensions``: ``writes`` says what the command writes, e.g. "filter writes Parquet"."""
+    def check(context: click.Context, parameter: click.Parameter, value: Any) -> Any:
+        for path in value if isinstance(value, tuple) else () if value is None else (value,):  # tuple: repeatable
+            if Path(path).suffix.lower() not in extensions:
+                raise click.ClickException(f"{path}: {writes}: name the output {' or '.join(extensions)}")
+        return value
+
+    return check
 
 
 def log(message: str) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, warn
+from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, output_extension, warn
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 
 
@@ -14,6 +14,7 @@ from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 @click.argument("outdir_a", type=click.Path(exists=True, file_okay=False))
 @click.argument("outdir_b", type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", "outputs", multiple=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".html", ".json", writes="compare writes an HTML report or JSON"),
               help="Write the comparison: .html (a report with the densities overlaid) or .json; repeatable.")
 @click.option("--labels", nargs=2, default=("A", "B"), show_default=True, help="Names of the two audits.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutation tests.")
@@ -36,9 +37,6 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
 
     if labels[0] == labels[1]:
         raise click.BadParameter(f"the two labels must differ, not {labels[0]!r} twice", param_hint="--labels")
-    for output in outputs:
-        if not output.lower().endswith((".json", ".html")):
-            raise click.BadParameter(f"{output}: compare writes .json or .html", param_hint="-o")
     result = compare_audits(outdir_a, outdir_b, labels=labels, seed=seed,
                             allow_different_models=allow_different_models, strict=strict, log=warn)
     click.echo(format_comparison(result))
@@ -59,6 +57,8 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
 @click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
               help="Keep sentences about this illness type ('both' sentences count for each).")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".csv", ".parquet", ".jsonl", writes="export-flagged writes CSV, Parquet or "
+                                        "JSON Lines"),
               help="Output file: .csv, .parquet or .jsonl.")
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
@@ -93,6 +93,8 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
 @click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
               help="Keep documents with a sentence about this illness type.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
+              callback=output_extension(".csv", ".parquet", ".jsonl", ".txt",
+                                        writes="documents writes CSV, Parquet, JSON Lines or an id list"),
               help="Write the list: .csv, .parquet or .jsonl (every column), or .txt (document ids, one per line, "
                    "as `corpus-audit clean --ids` reads them). Default: print the top 20.")
 @STRICT_OUTPUT_OPTION
@@ -108,10 +110,8 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
     column per AQ-27 dimension.
     """
     from corpus_audit.audit.documents import STIGMA_SCORE, ranked_documents, read_documents, write_ids
-    from corpus_audit.audit.flagged import output_format, write_table
+    from corpus_audit.audit.flagged import write_table
 
-    if output and not output.lower().endswith(".txt"):
-        output_format(output)
     table = ranked_documents(read_documents(outdir, strict, warn), top=top, min_score=min_score,
                              dimension=dimension, illness=illness, illness_type=illness_type)
     if output and output.lower().endswith(".txt"):

@@ -8,7 +8,8 @@ from __future__ import annotations
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import PROGRESS_OPTION, apply_options, log, show_progress, warn
+from corpus_audit.cli.options import (PROGRESS_OPTION, apply_options, log, output_extension, show_progress,
+                                      text_field_from, text_field_options, warn)
 from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
@@ -58,13 +59,15 @@ def probe_group() -> None:
 @probe_group.command("score")
 @click.argument("input_path", metavar="INPUT", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".parquet", ".jsonl", ".csv", writes="probe score writes Parquet, JSON Lines "
+                                        "or CSV"),
               help="Output file: .parquet, .jsonl or .csv (per-token values as lists, or JSON arrays in CSV).")
-@click.option("--column", default="sentence", show_default=True,
-              help="Column of the sentences in a .csv, .jsonl or .parquet INPUT (a .txt INPUT has one per line).")
+@text_field_options("sentence", "Column of the sentences in a .csv, .jsonl or .parquet INPUT (a .txt INPUT has one "
+                    "per line).", old_name="--column")
 @masked_model_options
 @reports_errors("cannot write {output}")
-def score_command(input_path: str, output: str, column: str, model: str, metric: str, device: str, max_tokens: int,
-                  threads: int | None, progress: bool | None) -> None:
+def score_command(input_path: str, output: str, text_field: str | None, old_text_field: str | None, model: str,
+                  metric: str, device: str, max_tokens: int, threads: int | None, progress: bool | None) -> None:
     """Score the sentences of INPUT with a masked language model's pseudo-log-likelihood.
 
     Writes, per sentence, the PLL (sum of the tokens' log-probabilities), the number of tokens and the per-token
@@ -72,6 +75,7 @@ def score_command(input_path: str, output: str, column: str, model: str, metric:
     """
     from corpus_audit.probe.sentences import score_file
 
+    column = text_field_from(text_field, old_text_field, "sentence", "--column")
     table = score_file(model, input_path, output, metric=metric, column=column, device=device,
                        max_tokens=max_tokens, threads=threads, log=log, progress=show_progress(progress))
     click.echo(f"scored {len(table)} sentences (mean PLL {table['pll'].mean():.3f}); wrote {output}")

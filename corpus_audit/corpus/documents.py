@@ -1,7 +1,8 @@
 """Documents and what the readers count while reading them.
 
-A bad record (malformed JSON, missing text field, invalid UTF-8, truncated compressed stream, empty file) never
-stops a run: it is counted in :class:`ReadStats` with its reason. With ``strict=True`` the first bad record raises
+A bad record (malformed JSON, missing text field, truncated compressed stream, empty file) never stops a run: it
+is counted in :class:`ReadStats` with its reason. A record with invalid UTF-8 is kept, each invalid sequence
+replaced by U+FFFD, and counted as repaired. With ``strict=True`` the first bad or repaired record raises
 :class:`CorpusError` naming the file and line instead.
 """
 
@@ -14,12 +15,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus_audit.common.errors import UserError
+from corpus_audit.languages import LanguageEvidence
 
 MAX_EXAMPLES = 20  # bad records quoted in the summary, per run
+MAX_FIELDS_SEEN = 20  # field names of records without a text field, kept to suggest --text-field
+INVALID_UTF8 = "invalid UTF-8"  # the reason of a repaired record
 
 
 class CorpusError(UserError):
     """An input problem: a path that does not exist, or a bad record in strict mode."""
+
+
+class NoDocumentsError(CorpusError):
+    """Reading gave no document: an empty corpus, or every record skipped (a wrong ``--text-field``...)."""
 
 
 @dataclass(slots=True)
@@ -42,6 +50,20 @@ class ReadStats:
     bytes_read: int = 0
     skipped: Counter = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    repaired: Counter = field(default_factory=Counter)
+    repaired_examples: list[str] = field(default_factory=list)
+    #: The fields of the records skipped for lacking the text field (the first MAX_FIELDS_SEEN names), each with
+    #: the characters of its string values: what the text field may be.
+    fields_seen: Counter = field(default_factory=Counter)
+    #: The text field that records were skipped for lacking (None if none was).
+    text_field: str | None = None
+    #: The words of the first documents, to tell which language they are in.
+    language: LanguageEvidence = field(default_factory=LanguageEvidence)
+
+    def count(self, doc: Document) -> None:
+        """Count a document the readers give."""
+        self.documents += 1
+        self.language.add(doc.text)
 
     def skip(self, reason: str, source: str, line: int | None, strict: bool, count: int = 1) -> None:
         """Count one bad record (``count`` records lost from ``line`` on), or raise in strict mode."""
@@ -52,6 +74,24 @@ class ReadStats:
         if len(self.examples) < MAX_EXAMPLES:
             self.examples.append(f"{where}: {reason}")
 
+    def repair(self, reason: str, source: str, line: int | None, strict: bool) -> None:
+        """Count one record kept after a repair (invalid bytes replaced), or raise in strict mode."""
+        where = f"{source}:{line}" if line is not None else source
+        if strict:
+            raise CorpusError(f"{where}: {reason}")
+        self.repaired[reason] += 1
+        if len(self.repaired_examples) < MAX_EXAMPLES:
+            self.repaired_examples.append(f"{where}: {reason}")
+
+    def skip_without_text(self, record: dict[Any, Any], text_field: str, source: str, line: int | None,
+                          strict: bool) -> None:
+        """Skip a record that has no text field ``text_field``, noting its fields (see :attr:`fields_seen`)."""
+        self.skip(f"missing text field {text_field!r}", source, line, strict)
+        self.text_field = text_field
+        for name, value in record.items():
+            if str(name) in self.fields_seen or len(self.fields_seen) < MAX_FIELDS_SEEN:
+                self.fields_seen[str(name)] += len(value) if isinstance(value, str) else 0
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "files": self.files,
@@ -60,6 +100,9 @@ class ReadStats:
             "records_skipped": sum(self.skipped.values()),
             "skipped_by_reason": dict(self.skipped.most_common()),
             "skipped_examples": list(self.examples),
+            "records_repaired": sum(self.repaired.values()),
+            "repaired_by_reason": dict(self.repaired.most_common()),
+            "repaired_examples": list(self.repaired_examples),
         }
 
     def merge(self, other: ReadStats) -> None:
@@ -69,6 +112,35 @@ class ReadStats:
         self.bytes_read += other.bytes_read
         self.skipped.update(other.skipped)
         self.examples.extend(other.examples[: MAX_EXAMPLES - len(self.examples)])
+        self.repaired.update(other.repaired)
+        self.repaired_examples.extend(other.repaired_examples[: MAX_EXAMPLES - len(self.repaired_examples)])
+        for name, characters in other.fields_seen.items():
+            if name in self.fields_seen or len(self.fields_seen) < MAX_FIELDS_SEEN:
+                self.fields_seen[name] += characters
+        self.text_field = self.text_field or other.text_field
+        self.language.merge(other.language)
+
+
+def check_documents_read(stats: ReadStats) -> None:
+    """Raise :class:`NoDocumentsError` with a one-line message that names the fix when the readers gave no
+    document: the corpus is empty, or every record was skipped (for a wrong text field: the fields seen and the
+    likeliest text field)."""
+    if stats.documents:
+        return
+    skipped = sum(stats.skipped.values())
+    if skipped == stats.skipped["empty file"] + stats.skipped["blank line"]:
+        raise NoDocumentsError(f"the corpus is empty: its {stats.files} file(s) hold no record; check the CORPUS "
+                               "paths")
+    if stats.fields_seen:
+        # The text is likeliest in the longest string field (not the text field itself: it is null there).
+        longest = max(stats.fields_seen, key=lambda name: (name != stats.text_field, stats.fields_seen[name]))
+        fix = f"pass --text-field {longest}" if stats.fields_seen[longest] else \
+            "pass --text-field with the field that holds the text"
+        raise NoDocumentsError(f"no document had a text field {stats.text_field!r} ({skipped:,} records skipped); "
+                               f"fields seen: {', '.join(sorted(stats.fields_seen))}; {fix}")
+    reasons = ", ".join(f"{reason} {count:,}" for reason, count in stats.skipped.most_common(3))
+    raise NoDocumentsError(f"no document read: all {skipped:,} records were skipped ({reasons}), e.g. "
+                           f"{stats.examples[0]}; fix the input or pass --format, --text-field or --line-docs")
 
 
 @dataclass
@@ -102,6 +174,12 @@ def field_text(value: Any) -> str | None:
     if not isinstance(value, str):
         value = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
     return scrub_surrogates(value)
+
+
+def repair_escaped(value: str) -> str:
+    """``value``, decoded with ``surrogateescape``, as if decoded with ``replace``: each invalid UTF-8 sequence
+    becomes U+FFFD (the same text as ``raw.decode("utf-8", "replace")`` on its bytes)."""
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def has_surrogates(value: str) -> bool:

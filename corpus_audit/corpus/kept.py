@@ -6,7 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus_audit.corpus.documents import ReadStats
+from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read
+from corpus_audit.languages import language_warning
 from corpus_audit.stigma.quadrants import ILLNESS_TYPES
 
 BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type")
@@ -48,6 +49,8 @@ class FilterSummary:
     mentions_by_illness: Counter = field(default_factory=Counter)
     terms: Counter = field(default_factory=Counter)
     seconds: float = 0.0
+    #: What the user should know about the corpus, one line each (:func:`corpus_warnings`).
+    warnings: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -66,6 +69,7 @@ class FilterSummary:
             "top_terms": dict(self.terms.most_common(50)),
             "seconds": round(self.seconds, 3),
             "megabytes_per_second": round(reading["bytes_read"] / 1e6 / self.seconds, 3) if self.seconds else None,
+            "warnings": list(self.warnings),
             **self.extra,
         }
 
@@ -93,5 +97,22 @@ class FilterSummary:
             lines.append("sentences per illness: " + ", ".join(f"{k} {v}" for k, v in data["sentences_by_illness"].items()))
         lines.append(f"records skipped: {data['records_skipped']}")
         lines.extend(f"  {reason}: {count}" for reason, count in data["skipped_by_reason"].items())
+        if data["records_repaired"]:
+            lines.append(f"records repaired (kept, invalid bytes replaced by U+FFFD): {data['records_repaired']}")
+            lines.extend(f"  {reason}: {count}" for reason, count in data["repaired_by_reason"].items())
         lines.append(f"time: {data['seconds']} s")
         return "\n".join(lines)
+
+
+def check_documents_found(summary: FilterSummary) -> None:
+    """Raise :class:`NoDocumentsError` (a one-line message naming the fix) when the filter saw no document: an
+    empty corpus, every record skipped, or a ``--sample`` that kept none."""
+    check_documents_read(summary.reading)
+    if not summary.documents_processed:
+        raise NoDocumentsError(f"--sample kept none of the {summary.reading.documents:,} documents read: raise it")
+
+
+def corpus_warnings(summary: FilterSummary) -> list[str]:
+    """Warnings about the corpus of a finished filter run: text that does not look like ``summary.lang``."""
+    warning = language_warning(summary.reading.language, summary.lang)
+    return [warning] if warning else []

@@ -15,7 +15,7 @@ from tqdm import tqdm
 
 from corpus_audit.common.atomic import atomic_path, write_text_atomic
 from corpus_audit.corpus.documents import ReadStats
-from corpus_audit.corpus.kept import FilterSummary, KeptSentence
+from corpus_audit.corpus.kept import FilterSummary, KeptSentence, check_documents_found, corpus_warnings
 
 BATCH_ROWS = 5_000
 
@@ -78,7 +78,11 @@ def _rows_with_progress(rows: Iterable[KeptSentence], stats: ReadStats, enabled:
 
 
 def finish(summary: FilterSummary, output: str | Path, start: float) -> FilterSummary:
+    """Add the corpus warnings to ``summary`` and write it beside ``output``; raise :class:`NoDocumentsError` if the
+    run saw no document (the summary is written first, to be read)."""
     summary.seconds = time.perf_counter() - start
     summary.extra.setdefault("output", str(output))
+    summary.warnings = corpus_warnings(summary)
     write_text_atomic(summary_path_for(output), json.dumps(summary.to_dict(), indent=2, ensure_ascii=False) + "\n")
+    check_documents_found(summary)
     return summary

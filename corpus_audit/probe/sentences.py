@@ -45,7 +45,7 @@ def read_sentences(path: str | Path, column: str = "sentence") -> list[str]:
         raise SentencesInputError(f"{path}: cannot read it ({error})") from None
     if column not in table.columns:
         raise SentencesInputError(f"{path}: no column {column!r} (has {', '.join(map(str, table.columns))}); "
-                                  "name the sentence column with --column")
+                                  "name the sentence column with --text-field")
     if table[column].isna().any():
         raise SentencesInputError(f"{path}: row {int(table[column].isna().to_numpy().argmax()) + 1} has no sentence")
     return table[column].astype(str).tolist()

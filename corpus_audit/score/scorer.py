@@ -82,13 +82,15 @@ class ScoreSummary:
     truncated: int = 0
     skipped: Counter = field(default_factory=Counter)
     examples: list[str] = field(default_factory=list)
+    repaired: Counter = field(default_factory=Counter)  # rows kept with their invalid UTF-8 replaced, by reason
     model_id: str = ""
     seconds: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"rows": self.rows, "scored": self.scored, "distinct_texts": self.distinct_texts,
                 "truncated": self.truncated, "skipped_by_reason": dict(self.skipped),
-                "skipped_examples": self.examples, "model_id": self.model_id, "seconds": self.seconds}
+                "skipped_examples": self.examples, "repaired_by_reason": dict(self.repaired), "model_id": self.model_id,
+                "seconds": self.seconds}
 
 
 def prepare_text(text: str) -> tuple[str, bool]:

@@ -19,7 +19,8 @@ import numpy as np
 
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
-from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats, field_text, scrub_surrogates
+from corpus_audit.corpus.documents import (CorpusError, ReaderOptions, ReadStats, check_documents_read, field_text,
+                                           scrub_surrogates)
 from corpus_audit.corpus.readers import read_file, split_format
 from corpus_audit.scm.columns import AXES, OUTPUT_COLUMNS
 from corpus_audit.score.scorer import Scorer, ScoreSummary, score_with
@@ -35,32 +36,31 @@ class ScoreError(UserError):
 def check_output_path(output: str | Path) -> Path:
     output = Path(output)
     if output.suffix.lower() not in OUTPUT_FORMATS:
-        raise ScoreError(f"{output}: the output must end in .csv or .parquet")
+        raise ScoreError(f"{output}: score writes CSV or Parquet: name the output .csv or .parquet")
     if output.is_dir():
         raise ScoreError(f"{output} is a folder; give a file name ending in .csv or .parquet")
     return output
 
 
-def read_rows(path: str, text_column: str, strict: bool, summary: ScoreSummary) -> tuple[list[dict[str, Any]],
+def read_rows(path: str, text_field: str, strict: bool, summary: ScoreSummary) -> tuple[list[dict[str, Any]],
                                                                                           list[str]]:
     """Records of ``path`` as dicts holding every input column in the input's order, and the text of each; bad
     records are counted in ``summary``."""
     fmt, _ = split_format(path)
     stats = ReadStats()
-    options = ReaderOptions(text_field=text_column, line_docs=True, strict=strict, whole_record=True)
+    options = ReaderOptions(text_field=text_field, line_docs=True, strict=strict, whole_record=True)
     try:
         documents = list(read_file(path, options, stats))
     except CorpusError as error:
         raise ScoreError(str(error)) from None
-    rows = [{"line": doc.line, text_column: doc.text} if fmt == "txt" else doc.meta for doc in documents]
+    rows = [{"line": doc.line, text_field: doc.text} if fmt == "txt" else doc.meta for doc in documents]
     summary.skipped.update(stats.skipped)
-    summary.examples.extend(stats.examples)
-    if not rows:
-        if stats.skipped.get("empty file"):
-            raise ScoreError(f"{path} is empty: nothing to score")
-        if any(reason.startswith("missing text field") for reason in stats.skipped):
-            raise ScoreError(f"{path}: no record has a text column {text_column!r}; choose it with --text-column")
-        raise ScoreError(f"{path}: no readable record ({dict(stats.skipped)})")
+    summary.examples.extend(stats.examples + stats.repaired_examples)
+    summary.repaired.update(stats.repaired)
+    try:
+        check_documents_read(stats)
+    except CorpusError as error:
+        raise ScoreError(f"{path}: {error}") from None
     return rows, [doc.text for doc in documents]
 
 
@@ -101,7 +101,7 @@ def _mixed_as_text(frame: Any) -> Any:
     return frame
 
 
-def score_file(input_path: str, output: str | Path, scorer: Scorer, text_column: str = "text",
+def score_file(input_path: str, output: str | Path, scorer: Scorer, text_field: str = "text",
                strict: bool = False, mask: Callable[[str], str] | None = None) -> ScoreSummary:
     """Read ``input_path``, score every row with ``scorer``, write ``output``. ``mask`` rewrites each text before
     it is scored (the illness mentions replaced by the mask phrase); the output keeps the text as it was.
@@ -112,7 +112,7 @@ def score_file(input_path: str, output: str | Path, scorer: Scorer, text_column:
     output = check_output_path(output)
     summary = ScoreSummary()
     started = time.perf_counter()
-    rows, texts = read_rows(input_path, text_column, strict, summary)
+    rows, texts = read_rows(input_path, text_field, strict, summary)
     summary.rows = len(rows)
     summary.seconds["read"] = time.perf_counter() - started
     started = time.perf_counter()

@@ -147,4 +147,4 @@ def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
     assert "Every difference is B − A" in page and "data:image/png;base64," in page
     assert json.loads((tmp_path / "compare.json").read_text())["labels"] == ["before", "after"]
     refused = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "-o", str(tmp_path / "c.txt")])
-    assert refused.exit_code != 0 and "compare writes .json or .html" in refused.output
+    assert refused.exit_code != 0 and "compare writes an HTML report or JSON: name the output .html or .json" in refused.output

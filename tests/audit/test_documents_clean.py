@@ -91,7 +91,7 @@ def test_documents_command_writes_ids_and_tables(tables, tmp_path):
     assert CliRunner().invoke(main, ["documents", str(audit), "-o", str(csv)]).exit_code == 0
     assert pd.read_csv(csv)["illnesses"].tolist()[0] == "depression; flu"
     refused = CliRunner().invoke(main, ["documents", str(audit), "-o", str(tmp_path / "docs.xlsx")])
-    assert refused.exit_code != 0 and "unknown output format '.xlsx'" in refused.output
+    assert refused.exit_code != 0 and "name the output .csv or .parquet or .jsonl or .txt" in refused.output
 
 
 def corpus_lines() -> list[bytes]:

@@ -55,7 +55,7 @@ def test_probe_score_reads_a_table_and_writes_csv_and_jsonl(roberta, tmp_path):
     pd.DataFrame({"text": SENTENCES}).to_csv(source, index=False)
     for suffix in (".csv", ".jsonl"):
         output = tmp_path / f"out{suffix}"
-        result = CliRunner().invoke(main, ["probe", "score", str(source), "--column", "text", "--model", roberta,
+        result = CliRunner().invoke(main, ["probe", "score", str(source), "--text-field", "text", "--model", roberta,
                                            "-o", str(output), "--threads", "1"])
         assert result.exit_code == 0, result.output
         table = pd.read_csv(output) if suffix == ".csv" else pd.read_json(output, lines=True)
@@ -66,8 +66,8 @@ def test_probe_score_reads_a_table_and_writes_csv_and_jsonl(roberta, tmp_path):
 
 
 @pytest.mark.parametrize("case, message", [
-    ("column", "no column 'sentence' (has text); name the sentence column with --column"),
-    ("suffix", "the output must end in .parquet, .jsonl, .csv"),
+    ("column", "no column 'sentence' (has text); name the sentence column with --text-field"),
+    ("suffix", "probe score writes Parquet, JSON Lines or CSV: name the output .parquet or .jsonl or .csv"),
     ("model", "cannot load masked language model 'no/such-model'"),
     ("pickled", "pickled checkpoints can run code when loaded and are refused"),
 ])
@@ -86,7 +86,7 @@ def test_probe_score_errors_are_one_message(roberta, tmp_path, case, message):
         model = str(tmp_path / "pickled")
     args = ["probe", "score", str(source), "--model", model, "-o", str(output)]
     if case != "column":
-        args += ["--column", "text"]
+        args += ["--text-field", "text"]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 1, result.output
     assert message in result.output and "Traceback" not in result.output

@@ -70,12 +70,12 @@ def test_bad_input_is_counted_not_fatal(tmp_path: Path) -> None:
     assert "Traceback" not in output
     summary = json.loads(out.with_name("o.summary.json").read_text())
     assert summary["skipped_by_reason"]["empty file"] == 1
-    assert summary["skipped_by_reason"]["invalid UTF-8"] == 1
+    assert summary["repaired_by_reason"]["invalid UTF-8"] == 1 and "invalid UTF-8" not in summary["skipped_by_reason"]
     assert summary["skipped_by_reason"]["missing text field 'text'"] == 1
     assert any(k.startswith("malformed JSON") for k in summary["skipped_by_reason"])
     assert any(k.startswith("truncated or corrupt") for k in summary["skipped_by_reason"])
     doc_ids = set(pq.read_table(out).column("doc_id").to_pylist())
-    assert {"1", "g", "t0"} <= doc_ids and len(doc_ids) > 100  # good records on both sides of the bad ones
+    assert {"1", "3", "g", "t0"} <= doc_ids and len(doc_ids) > 100  # good records on both sides of the bad ones
 
 
 def test_strict_fails_fast_with_file_and_line(tmp_path: Path) -> None:
@@ -187,4 +187,5 @@ def test_fast_paths_give_the_same_rows_and_counts(tmp_path: Path, lang: str, mon
     fast = _filter_rows(files, lang, True, monkeypatch)
     slow = _filter_rows(files, lang, False, monkeypatch)
     assert fast == slow
-    assert len(fast[0]) > 30 and fast[1]["records_skipped"] == 4  # truncated, 2 x bad UTF-8, no text
+    assert len(fast[0]) > 30 and fast[1]["records_skipped"] == 2  # truncated, no text
+    assert fast[1]["records_repaired"] == 2  # bad UTF-8

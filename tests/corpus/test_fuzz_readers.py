@@ -1,12 +1,13 @@
 """Fuzzing the readers: whatever the bytes, no exception; every bad record counted with its reason; every
 good record read back with its text.
 
-Each generated case is one file: a random mix of good records and bad ones (malformed, truncated or wrongly
-typed JSON, invalid UTF-8 and other encodings, deep nesting, huge numbers, huge lines, CSV rows with extra or
-missing cells and stray quotes, empty fields, blank lines, a byte-order mark), in one format and one
-compression. The ``*_mix`` tests know which records are good and check the documents and counts exactly;
+Each generated case is one file: a random mix of good records, records with invalid UTF-8 (kept, repaired) and
+bad ones (malformed, truncated or wrongly typed JSON, other encodings, deep nesting, huge numbers, huge lines, CSV
+rows with extra or missing cells and stray quotes, empty fields, blank lines, a byte-order mark), in one format and
+one compression. The ``*_mix`` tests know which records are good and check the documents and counts exactly;
 the ``*_chaos`` tests mutate such files at random (or use random bytes) and check what must hold whatever the
-input. Every read also runs in strict mode, which must stop at the first bad record with the same message.
+input. Every read also runs in strict mode, which must stop at the first bad or repaired record with the same
+message.
 
 Example counts come from the hypothesis profile (tests/conftest.py): CORPUS_AUDIT_FUZZ=thorough runs
 10,000 cases per test, i.e. per reader format.
@@ -33,7 +34,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from corpus_audit.corpus.documents import CorpusError, Document, ReaderOptions, ReadStats
+from corpus_audit.corpus.documents import INVALID_UTF8 as REPAIRED, CorpusError, Document, ReaderOptions, ReadStats
 from corpus_audit.corpus.readers.records import MAX_JSON_DEPTH
 from corpus_audit.corpus.readers import (iter_line_batches,
                                   read_file, read_line_batch)
@@ -119,11 +120,12 @@ def utf16_fix(text: str) -> str:
 
 @dataclass
 class Expected:
-    """The documents a case must give, in order, as (id or None for the default id, position, text), and the
-    number of bad records it holds (each counted once)."""
+    """The documents a case must give, in order, as (id or None for the default id, position, text), the
+    number of bad records it holds (each counted once) and how many of the good ones are repaired."""
 
     good: list[tuple[str | None, int, str]] = field(default_factory=list)
     bad: int = 0
+    repaired: int = 0
 
 
 ID_FIELDS = {"id": "id", "key": "key"}
@@ -152,6 +154,8 @@ def read_checked(path: Path, options: ReaderOptions) -> tuple[list[Document], Re
     docs = list(read_file(str(path), options, stats))
     assert stats.documents == len(docs)
     assert all(reason.startswith(REASONS) for reason in stats.skipped), stats.skipped  # never a bare exception text
+    assert set(stats.repaired) <= {REPAIRED}
+    assert len(stats.repaired_examples) == min(sum(stats.repaired.values()), 20)
     for doc in docs:  # downstream (spaCy, Parquet, JSON) needs text that encodes
         doc.text.encode("utf-8")
         doc.id.encode("utf-8")
@@ -159,10 +163,10 @@ def read_checked(path: Path, options: ReaderOptions) -> tuple[list[Document], Re
     strict = dataclasses.replace(options, strict=True)
     try:
         strict_docs = list(read_file(str(path), strict, ReadStats()))
-    except CorpusError as error:
-        assert stats.examples and str(error) == stats.examples[0]
+    except CorpusError as error:  # the first bad record, or the first repaired one, whichever comes first
+        assert str(error) in stats.examples[:1] + stats.repaired_examples[:1]
     else:
-        assert not stats.examples
+        assert not stats.examples and not stats.repaired_examples
         assert [(d.id, d.text) for d in strict_docs] == [(d.id, d.text) for d in docs]
     return docs, stats
 
@@ -175,6 +179,7 @@ def check_expected(docs: list[Document], stats: ReadStats, expected: Expected, d
     assert [(d.id, d.text) for d in docs] == want
     assert sum(stats.skipped.values()) == expected.bad + empty + blank, stats.skipped
     assert len(stats.examples) == min(expected.bad + empty, 20)
+    assert sum(stats.repaired.values()) == expected.repaired, stats.repaired
 
 
 def write_case(folder: Path, name: str, data: bytes, compression: str) -> Path:
@@ -186,8 +191,8 @@ def write_case(folder: Path, name: str, data: bytes, compression: str) -> Path:
 # --------------------------------------------------------------------------------------------- JSON Lines
 
 
-JSONL_BAD = ["truncated", "garbage", "invalid_utf8", "latin1", "utf16", "not_object", "no_text", "text_type", "deep",
-             "huge_int", "bom_inside"]
+JSONL_BAD = ["truncated", "garbage", "utf16", "not_object", "no_text", "text_type", "deep", "huge_int", "bom_inside"]
+JSONL_REPAIRED = ["invalid_utf8", "latin1"]
 
 
 @st.composite
@@ -196,7 +201,7 @@ def jsonl_lines(draw, text_field: str, id_field: str) -> tuple[list[bytes], Expe
     lines: list[bytes] = []
     expected = Expected()
     for _ in range(draw(st.integers(0, 10))):
-        kind = draw(st.sampled_from(["good"] * 6 + ["blank"] + JSONL_BAD))
+        kind = draw(st.sampled_from(["good"] * 6 + ["blank"] + JSONL_BAD + JSONL_REPAIRED))
         ascii_only = draw(st.booleans())
         if kind == "blank":
             lines.append(draw(st.sampled_from([b"", b" ", b"\t \r", b"\x0c"])))
@@ -210,6 +215,16 @@ def jsonl_lines(draw, text_field: str, id_field: str) -> tuple[list[bytes], Expe
             lines.append(json.dumps(record, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
             expected.good.append((expected_id(record.get(id_field, ABSENT)), len(lines), utf16_fix(record[text_field])))
             continue
+        if kind in JSONL_REPAIRED:
+            if kind == "invalid_utf8":
+                raw = json.dumps({text_field: "@@", "n": 1}, ensure_ascii=False).encode()
+                lines.append(raw.replace(b"@@", b"ok" + draw(st.sampled_from(INVALID_UTF8))))
+            else:  # an é before '"': never valid UTF-8
+                lines.append(json.dumps({text_field: draw(LATIN1_TEXT) + "é"}, ensure_ascii=False).encode("latin-1"))
+            # Kept, each invalid sequence replaced by U+FFFD.
+            expected.good.append((None, len(lines), json.loads(lines[-1].decode("utf-8", "replace"))[text_field]))
+            expected.repaired += 1
+            continue
         expected.bad += 1
         if kind == "truncated":
             raw = json.dumps(record, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
@@ -217,12 +232,6 @@ def jsonl_lines(draw, text_field: str, id_field: str) -> tuple[list[bytes], Expe
         elif kind == "garbage":
             lines.append(draw(st.sampled_from([b"\x00", b"\xff", b"}", b"#"]))
                          + draw(st.binary(max_size=40)).replace(b"\n", b" "))
-        elif kind == "invalid_utf8":
-            raw = json.dumps({text_field: "@@", "n": 1}, ensure_ascii=False).encode()
-            lines.append(raw.replace(b"@@", b"ok" + draw(st.sampled_from(INVALID_UTF8))))
-        elif kind == "latin1":
-            text = draw(LATIN1_TEXT) + "é"
-            lines.append(json.dumps({text_field: text}, ensure_ascii=False).encode("latin-1"))  # é before '"'
         elif kind == "utf16":
             record = {text_field: draw(texts(newlines=False))[:50]}
             encoding = draw(st.sampled_from(["utf-16-le", "utf-16-be", "utf-16"]))
@@ -305,9 +314,9 @@ JSON_FATAL = ["truncated", "deep", "huge_int", "garbage"]
 
 @st.composite
 def json_array_case(draw) -> tuple[bytes, Expected, ReaderOptions]:
-    """A JSON array of records: bad records anywhere (skipped one by one), and maybe a fatal error at the end
-    (malformed, too deep to parse or a huge number: nothing after it can be read, the records before it are
-    kept)."""
+    """A JSON array of records: bad records anywhere (skipped one by one), records with invalid UTF-8 (repaired
+    one by one), and maybe a fatal error at the end (malformed, too deep to parse or a huge number: nothing after
+    it can be read, the records before it are kept)."""
     text_field, id_field = draw(st.sampled_from(["text", "body"])), draw(st.sampled_from(list(ID_FIELDS)))
     elements: list[bytes] = []
     expected = Expected()
@@ -319,11 +328,15 @@ def json_array_case(draw) -> tuple[bytes, Expected, ReaderOptions]:
             elements.append(json.dumps(record, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass"))
             expected.good.append((expected_id(record.get(id_field, ABSENT)), position, utf16_fix(record[text_field])))
             continue
-        expected.bad += 1
-        if kind == "invalid_utf8":
+        if kind == "invalid_utf8":  # kept, each invalid sequence replaced by U+FFFD
             raw = json.dumps({text_field: "@@", id_field: position}, ensure_ascii=False).encode()
-            elements.append(raw.replace(b"@@", draw(st.sampled_from(INVALID_UTF8))))
-        elif kind == "not_object":
+            bad = draw(st.sampled_from(INVALID_UTF8))
+            elements.append(raw.replace(b"@@", bad))
+            expected.good.append((str(position), position, bad.decode("utf-8", "replace")))
+            expected.repaired += 1
+            continue
+        expected.bad += 1
+        if kind == "not_object":
             elements.append(json.dumps(draw(st.one_of(st.lists(json_scalars(False), max_size=3), json_scalars(False)))).encode())
         elif kind == "no_text":
             elements.append(json.dumps({"other": position}).encode())
@@ -387,8 +400,9 @@ def sloppy_cells(delimiter: str) -> st.SearchStrategy[str]:
 
 @st.composite
 def csv_case(draw, delimiter: str) -> tuple[bytes, Expected, ReaderOptions]:
-    """A CSV/TSV file: rows written by the csv module (any quoting) or by hand (stray quotes), and bad rows:
-    invalid UTF-8, more cells than the header, no text cell. Blank lines may fall between rows."""
+    """A CSV/TSV file: rows written by the csv module (any quoting) or by hand (stray quotes), rows with invalid
+    UTF-8 in a cell (kept, repaired), and bad rows: more cells than the header, no text cell. Blank lines may fall
+    between rows."""
     text_field, id_field = draw(st.sampled_from(["text", "body"])), draw(st.sampled_from(list(ID_FIELDS)))
     columns = draw(st.permutations([text_field, *draw(st.lists(st.sampled_from([id_field, "a", "é", "x y"]),
                                                                max_size=3, unique=True))]))
@@ -422,13 +436,18 @@ def csv_case(draw, delimiter: str) -> tuple[bytes, Expected, ReaderOptions]:
         elif kind == "invalid_utf8":
             target = draw(st.sampled_from(columns))
             raw = write(["@@" if name == target else cells[name] for name in columns]).encode()
+            if raw.count(b"@@") == 1:  # else another cell holds the marker: the row stays good as it is
+                bad = draw(st.sampled_from(INVALID_UTF8))
+                raw = raw.replace(b"@@", bad)
+                cells[target] = bad.decode("utf-8", "replace")  # kept, each invalid sequence replaced by U+FFFD
+                expected.repaired += 1
+            else:
+                raw = write(row).encode()
         elif kind == "extra_cells":
             raw = write(row + draw(st.lists(st.text(max_size=3), min_size=1, max_size=2))).encode()
         else:
             raw = write(row[:text_index] if kind == "short" else row).encode()
-        if kind == "invalid_utf8":
-            raw = raw.replace(b"@@", draw(st.sampled_from(INVALID_UTF8)), 1)
-        if kind in ("good", "sloppy"):
+        if kind in ("good", "sloppy", "invalid_utf8"):
             starts.append(sum(map(len, chunks)))
             expected.good.append((cells.get(id_field) or None, len(starts) - 1, cells[text_field]))
         else:
@@ -457,7 +476,7 @@ def test_csv_mix(fuzz_dir: Path, delimiter: str, data, compression: str) -> None
 
 @st.composite
 def txt_lines_case(draw) -> tuple[bytes, Expected, int]:
-    """Lines of a text file read with --line-docs: good ones, invalid UTF-8 ones, blank ones."""
+    """Lines of a text file read with --line-docs: good ones, invalid UTF-8 ones (kept, repaired), blank ones."""
     lines: list[bytes] = []
     expected = Expected()
     blank = 0
@@ -468,7 +487,8 @@ def txt_lines_case(draw) -> tuple[bytes, Expected, int]:
             blank += 1
         elif kind == "invalid_utf8":
             lines.append(draw(texts(newlines=False)).encode() + draw(st.sampled_from(INVALID_UTF8)))
-            expected.bad += 1
+            expected.good.append((None, len(lines), lines[-1].decode("utf-8", "replace")))
+            expected.repaired += 1
         else:
             text = draw(texts(newlines=False)) + draw(VISIBLE_CHARACTER)
             text += draw(texts(newlines=False))
@@ -496,7 +516,7 @@ def test_txt_line_docs_mix(fuzz_dir: Path, case, compression: str) -> None:
 @given(pieces=st.lists(texts() | st.sampled_from(INVALID_UTF8), max_size=5), bom=st.booleans(),
        compression=st.sampled_from(list(COMPRESSORS)))
 def test_txt_file_mix(fuzz_dir: Path, pieces: list, bom: bool, compression: str) -> None:
-    """A whole .txt file is one document; any invalid byte makes it one bad record."""
+    """A whole .txt file is one document; invalid bytes are replaced by U+FFFD and count it as repaired."""
     data = (BOM if bom else b"") + b"".join(p if isinstance(p, bytes) else p.encode() for p in pieces)
     path = write_case(fuzz_dir, "whole.txt", data, compression)
     docs, stats = read_checked(path, ReaderOptions())
@@ -507,7 +527,9 @@ def test_txt_file_mix(fuzz_dir: Path, pieces: list, bom: bool, compression: str)
     if not data:
         assert not docs and stats.skipped == {"empty file": 1}
     elif text is None:
-        assert not docs and stats.skipped == {"invalid UTF-8": 1}
+        repaired = data.removeprefix(BOM).decode("utf-8", "replace")
+        assert [(d.id, d.text) for d in docs] == [(str(path), repaired)] and not stats.skipped
+        assert stats.repaired == {REPAIRED: 1}
     elif text.strip():
         assert [(d.id, d.text) for d in docs] == [(str(path), text)] and not stats.skipped
     else:

@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpus_audit.corpus.documents import CorpusError, ReaderOptions, ReadStats
+from corpus_audit.corpus.documents import (CorpusError, NoDocumentsError, ReaderOptions, ReadStats,
+                                           check_documents_read)
 from corpus_audit.corpus.readers import expand_paths, iter_documents, read_file
 
 RECORDS = [{"id": f"d{i}", "text": f"text {i}", "lang": "en"} for i in range(5)]
@@ -90,11 +91,12 @@ def test_bad_records_are_counted_and_good_ones_kept(tmp_path: Path) -> None:
         b'{"id": "ok2", "text": "also good"}\n'
     )
     docs, stats = read(path)
-    assert [d.id for d in docs] == ["ok1", "ok2"]
-    assert [d.line for d in docs] == [1, 8]
-    assert sum(stats.skipped.values()) == 5
+    assert [d.id for d in docs] == ["ok1", "latin1", "ok2"]
+    assert [d.line for d in docs] == [1, 6, 8]
+    assert docs[1].text == "caf\ufffd"  # kept, the invalid byte replaced
+    assert sum(stats.skipped.values()) == 4 and "invalid UTF-8" not in stats.skipped
     assert stats.skipped["missing text field 'text'"] == 1
-    assert stats.skipped["invalid UTF-8"] == 1
+    assert stats.repaired == {"invalid UTF-8": 1} and stats.repaired_examples == [f"{path}:6: invalid UTF-8"]
     assert any(reason.startswith("malformed JSON") for reason in stats.skipped)
     assert any(example.startswith(f"{path}:2: malformed JSON") for example in stats.examples)
 
@@ -127,8 +129,37 @@ def test_csv_bad_utf8_and_extra_cells(tmp_path: Path) -> None:
     path = tmp_path / "a.csv"
     path.write_bytes(b"id,text\n1,fine\n2,caf\xe9\n3,too,many\n4,fine again\n")
     docs, stats = read(path)
-    assert [d.id for d in docs] == ["1", "4"]
-    assert stats.skipped == {"invalid UTF-8": 1, "row has more cells than the header": 1}
+    assert [(d.id, d.text) for d in docs] == [("1", "fine"), ("2", "caf\ufffd"), ("4", "fine again")]
+    assert stats.skipped == {"row has more cells than the header": 1}
+    assert stats.repaired == {"invalid UTF-8": 1} and stats.repaired_examples == [f"{path}:3: invalid UTF-8"]
+
+
+@pytest.mark.parametrize("name, data, line", [
+    ("r.jsonl", b'{"text": "ok"}\n{"id": "r", "text": "caf\xe9 \xff\xfe!"}\n', 2),
+    ("r.json", b'[{"text": "ok"},\n {"id": "r", "text": "caf\xe9 \xff\xfe!"}]', 2),
+    ("r.csv", b'id,text\n0,ok\nr,"caf\xe9 \xff\xfe!"\n', 3),
+    ("r.txt", b"caf\xe9 \xff\xfe!", 1),
+])
+def test_invalid_utf8_is_replaced_and_counted_or_stops_a_strict_run(tmp_path: Path, name: str, data: bytes,
+                                                                     line: int) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    docs, stats = read(path)
+    assert docs[-1].text == "caf\ufffd \ufffd\ufffd!" and docs[-1].line in (line, None)
+    assert stats.repaired == {"invalid UTF-8": 1} and not stats.skipped
+    assert stats.to_dict()["repaired_examples"] == [f"{path}:{line}: invalid UTF-8"]
+    with pytest.raises(CorpusError, match=rf"r\.{path.suffix[1:]}:{line}: invalid UTF-8"):
+        read(path, strict=True)
+
+
+def test_parquet_strings_with_invalid_utf8_are_replaced(tmp_path: Path) -> None:
+    # Parquet does not check strings: build a string column from raw bytes, as a damaged or careless writer would.
+    raw = pa.array([b"fine", b"caf\xe9", None], pa.binary())
+    text = pa.Array.from_buffers(pa.string(), len(raw), raw.buffers())
+    pq.write_table(pa.table({"text": text, "id": ["a", "b", "c"]}), tmp_path / "r.parquet")
+    docs, stats = read(tmp_path / "r.parquet")
+    assert [(d.id, d.text) for d in docs] == [("a", "fine"), ("b", "caf\ufffd")]
+    assert stats.repaired == {"invalid UTF-8": 1} and stats.skipped == {"missing text field 'text'": 1}
 
 
 def test_empty_files_are_reported(tmp_path: Path) -> None:
@@ -306,8 +337,10 @@ def test_jsonl_documents_and_counts_do_not_depend_on_orjson(tmp_path: Path, monk
     fast = snapshot()
     monkeypatch.setattr(records, "orjson", None)
     assert snapshot() == fast
-    assert [doc[0] for doc in fast[0]] == ["1", "f", f"{path}:3", "s", "18446744073709551617", "dup", "nan"]
-    assert fast[1]["records_skipped"] == 6  # BOM, Latin-1, control character, trailing comma, list, no text
+    assert [doc[0] for doc in fast[0]] == ["1", "f", f"{path}:3", "s", "18446744073709551617", "dup", "nan",
+                                           f"{path}:9"]
+    assert fast[1]["records_skipped"] == 5  # BOM, control character, trailing comma, list, no text
+    assert fast[1]["records_repaired"] == 1  # Latin-1
 
 
 def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) -> None:
@@ -317,3 +350,19 @@ def test_lone_surrogate_escapes_become_replacement_characters(tmp_path: Path) ->
                     '{"id": "b", "text": "pair \\ud83d\\ude00 ok"}\n', encoding="utf-8")
     docs = list(read_file(str(path), ReaderOptions(), ReadStats()))
     assert [(d.id, d.text) for d in docs] == [("a\ufffd", "lone \ufffd asthma"), ("b", "pair \U0001f600 ok")]
+
+
+def test_no_document_read_names_the_fields_seen_and_the_likeliest_text_field(tmp_path: Path) -> None:
+    path = tmp_path / "n.jsonl"
+    path.write_text('{"text": null, "title": "ab", "id": 1}\n{"text": null, "title": "abc"}\n', encoding="utf-8")
+    stats = read(path)[1]
+    with pytest.raises(NoDocumentsError, match=r"^no document had a text field 'text' \(2 records skipped\); fields "
+                                               r"seen: id, text, title; pass --text-field title$"):
+        check_documents_read(stats)
+    check_documents_read(read(path, text_field="title")[1])  # documents read: no error
+    other = tmp_path / "o.jsonl"
+    other.write_text('{"id": 1, "n": 2}\n', encoding="utf-8")
+    with pytest.raises(NoDocumentsError, match="fields seen: id, n; pass --text-field with the field that holds"):
+        check_documents_read(read(other)[1])
+    other.write_text(json.dumps({f"f{i}": "x" * i for i in range(50)}) + "\n", encoding="utf-8")
+    assert len(read(other)[1].fields_seen) == 20  # bounded, whatever the records

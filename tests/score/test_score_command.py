@@ -62,7 +62,7 @@ def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_mo
     pd.DataFrame({"id": [1, 2, 3, 4], "sentence": ["They are kind.", "They are cruel.", "They are kind.", "x"],
                   "extra": ["a", "b", "c", "d"]}).to_csv(source, index=False)
     out = tmp_path / "out.parquet"
-    result = run("score", str(source), "-o", str(out), "--text-column", "sentence", "--model", tiny_st_model,
+    result = run("score", str(source), "-o", str(out), "--text-field", "sentence", "--model", tiny_st_model,
                  "--axes", tiny_axes)
     assert result.exit_code == 0, result.output
     assert "scored 4 of 4 rows (3 distinct texts)" in result.output
@@ -89,18 +89,20 @@ def test_score_jsonl_and_txt_inputs(tmp_path, tiny_st_model, tiny_axes):
     txt.write_bytes(b"They are warm.\n\nThey are cold.\n\xff\xfe broken bytes\n" + b"kind " * 20000 + b"\n")
     result = run("score", str(txt), "-o", str(out), "--model", tiny_st_model, "--axes", tiny_axes)
     assert result.exit_code == 0, result.output
-    assert "skipped 1: invalid UTF-8" in result.output and "in.txt:4" in result.output
+    assert "repaired 1 (kept, bytes replaced by U+FFFD): invalid UTF-8" in result.output and "in.txt:4" in result.output
     assert "1 texts longer than the limit were cut" in result.output
     frame = pd.read_csv(out)
     assert "skipped 1: blank line" in result.output
-    assert frame["line"].tolist() == [1, 3, 5] and frame["warmth"].notna().all()
+    assert frame["line"].tolist() == [1, 3, 4, 5] and frame["warmth"].notna().all()
+    assert frame["text"][2] == "\ufffd\ufffd broken bytes"
 
 
 @pytest.mark.parametrize(
     "content, args, message",
     [
         (b"", [], "is empty"),
-        (b"id,sentence\n1,They are kind.\n", [], "no record has a text column 'text'"),
+        (b"id,sentence\n1,They are kind.\n", [], "no document had a text field 'text' (1 records skipped); fields "
+                                                "seen: id, sentence; pass --text-field sentence"),
     ],
 )
 def test_user_errors_are_messages_not_tracebacks(tmp_path, tiny_st_model, tiny_axes, content, args, message):
@@ -117,7 +119,7 @@ def test_bad_output_extension_fails_before_any_work(tmp_path):
     source = tmp_path / "in.txt"
     source.write_text("They are kind.\n")
     result = run("score", str(source), "-o", str(tmp_path / "out.xlsx"), "--model", "/nonexistent/model")
-    assert result.exit_code == 1 and "must end in .csv or .parquet" in result.output
+    assert result.exit_code == 1 and "score writes CSV or Parquet: name the output .csv or .parquet" in result.output
 
 
 def test_axes_from_another_model_are_refused(tmp_path, tiny_st_model, foreign_axes):

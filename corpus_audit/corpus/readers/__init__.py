@@ -2,9 +2,10 @@
 and :data:`READERS`, the registry that maps a format name to its reader.
 
 Every reader yields :class:`Document` objects one at a time. A bad record (malformed JSON, missing text
-field, invalid UTF-8, truncated compressed stream, empty file) never stops a run: it is counted in
-:class:`ReadStats` with its reason. With ``strict=True`` the first bad record raises :class:`CorpusError`
-naming the file and line instead.
+field, truncated compressed stream, empty file) never stops a run: it is counted in :class:`ReadStats` with its
+reason. A record with invalid UTF-8 is kept with each invalid sequence replaced by U+FFFD, and counted as
+repaired. With ``strict=True`` the first bad or repaired record raises :class:`CorpusError` naming the file and
+line instead.
 
 JSON Lines files can also be read as :class:`LineBatch` es of raw lines (:func:`iter_line_batches`) that
 are parsed elsewhere, e.g. in worker processes (:func:`read_line_batch`), with the same documents and counts.
@@ -53,7 +54,7 @@ def read_file(path: str, options: ReaderOptions, stats: ReadStats) -> Iterator[D
             return
         source = _read_stream(READERS[fmt], path, handle, convert)
     for doc in source:
-        stats.documents += 1
+        stats.count(doc)
         yield doc
     if (stats.documents, stats.bytes_read, sum(stats.skipped.values())) == before:
         stats.skip("empty file", path, None, options.strict)

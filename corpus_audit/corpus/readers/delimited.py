@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from corpus_audit.corpus.documents import Document, has_surrogates
+from corpus_audit.corpus.documents import INVALID_UTF8, Document, has_surrogates, repair_escaped
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import STREAM_ERRORS, CountingReader
 
@@ -28,7 +28,7 @@ def read_tsv(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[
 
 def _read_delimited(path: str, handle: BinaryIO, delimiter: str, convert: RecordConverter) -> Iterator[Document]:
     stats, strict = convert.stats, convert.options.strict
-    # surrogateescape keeps the stream going past bad bytes; rows holding them are skipped below.
+    # surrogateescape keeps the stream going past bad bytes; rows holding them are repaired below.
     # utf-8-sig drops a byte-order mark, which would otherwise rename the first column.
     counting = CountingReader(handle, stats)
     text = io.TextIOWrapper(counting, encoding="utf-8-sig", errors="surrogateescape", newline="")
@@ -48,14 +48,16 @@ def _read_delimited(path: str, handle: BinaryIO, delimiter: str, convert: Record
         # line_num is the record's last line (after the header and any blank lines the reader skipped): its
         # first line is that less the line breaks inside its quoted fields.
         line = reader.line_num - _line_breaks(row)
-        if any(isinstance(v, str) and has_surrogates(v) for v in row.values()):
-            stats.skip("invalid UTF-8", path, line, strict)
-            continue
         if None in row:  # more cells than header columns
             stats.skip("row has more cells than the header", path, line, strict)
             continue
+        repaired = any(isinstance(v, str) and has_surrogates(v) for v in row.values())
+        if repaired:
+            row = {name: repair_escaped(v) if isinstance(v, str) else v for name, v in row.items()}
         doc = convert(row, path, line, f"{path}:{line}")
         if doc is not None:
+            if repaired:
+                stats.repair(INVALID_UTF8, path, line, strict)
             yield doc
 
 

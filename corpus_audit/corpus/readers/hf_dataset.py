@@ -35,5 +35,5 @@ def read_hf_dataset(
             stats.bytes_read += len(text.encode("utf-8"))
         doc = convert(record, source, index + 1, f"{name}:{index}")
         if doc is not None:
-            stats.documents += 1
+            stats.count(doc)
             yield doc

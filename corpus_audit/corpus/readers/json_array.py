@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from corpus_audit.corpus.documents import Document, has_surrogates
+from corpus_audit.corpus.documents import INVALID_UTF8, Document, has_surrogates, repair_escaped
 from corpus_audit.corpus.readers.jsonl import read_lines
 from corpus_audit.corpus.readers.records import TOO_DEEP, RecordConverter, json_error, too_deep
 from corpus_audit.corpus.readers.streams import BOM, STREAM_ERRORS, numbered_lines, skipper
@@ -40,17 +40,17 @@ _JSON_SPACE = re.compile(r"[ \t\n\r]*")
 
 
 def _read_json_array(path: str, data: bytes, convert: RecordConverter) -> Iterator[Document]:
-    """The records of a JSON array, decoded one at a time, so that a bad record (invalid UTF-8, too deep, not
-    an object...) is skipped alone, and a syntax error, after which records cannot be delimited, ends the file
-    but keeps the records before it. Documents' lines are where their records start; default ids keep the
-    record's position in the array."""
+    """The records of a JSON array, decoded one at a time, so that a bad record (too deep, not an object...) is
+    skipped alone, a record with invalid UTF-8 is repaired alone, and a syntax error, after which records cannot
+    be delimited, ends the file but keeps the records before it. Documents' lines are where their records start;
+    default ids keep the record's position in the array."""
     stats, strict = convert.stats, convert.options.strict
     try:
         text = data.decode("utf-8")
         invalid_bytes = False
     except UnicodeDecodeError:
         # Each invalid byte becomes a lone surrogate, which valid UTF-8 never decodes to: records holding one
-        # are the ones with invalid bytes.
+        # are the ones with invalid bytes (inside their strings: JSON has no other place for them).
         text = data.decode("utf-8", "surrogateescape")
         invalid_bytes = True
     decoder = json.JSONDecoder()
@@ -70,11 +70,14 @@ def _read_json_array(path: str, data: bytes, convert: RecordConverter) -> Iterat
             except RecursionError:
                 stats.skip(TOO_DEEP + "; rest of file skipped", path, line, strict)
                 return
-            if invalid_bytes and has_surrogates(text[start:position]):
-                stats.skip("invalid UTF-8", path, line, strict)
-            elif too_deep(record, text.count("[", start, position) + text.count("{", start, position)):
+            repaired = invalid_bytes and has_surrogates(text[start:position])
+            if repaired:  # parsed again from its bytes, each invalid sequence replaced by U+FFFD
+                record = json.loads(repair_escaped(text[start:position]))
+            if too_deep(record, text.count("[", start, position) + text.count("{", start, position)):
                 stats.skip(TOO_DEEP, path, line, strict)
             elif (doc := convert(record, path, line, f"{path}:{index}")) is not None:
+                if repaired:
+                    stats.repair(INVALID_UTF8, path, line, strict)
                 yield doc
             position = _JSON_SPACE.match(text, position).end()
             if text.startswith(",", position):

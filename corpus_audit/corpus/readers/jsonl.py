@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats
+from corpus_audit.corpus.documents import INVALID_UTF8, Document, ReaderOptions, ReadStats
 from corpus_audit.corpus.readers import records
 from corpus_audit.corpus.readers.records import TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, too_deep
 from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, numbered_lines, open_binary, skipper,
@@ -28,11 +28,10 @@ def read_lines(path: str, lines: Iterator[tuple[int, bytes]], convert: RecordCon
     for number, raw in lines:
         if not raw.strip():
             continue
-        record = loads_fast(raw) if fast else UNDECIDED
+        record = loads_fast(raw) if fast else UNDECIDED  # orjson refuses invalid UTF-8: json decides
+        repaired = False
         if record is UNDECIDED:
-            text = decode(raw, path, number, stats, strict)
-            if text is None:
-                continue
+            text, repaired = decode(raw)
             try:
                 record = json.loads(text)
             except ValueError as exc:
@@ -46,6 +45,8 @@ def read_lines(path: str, lines: Iterator[tuple[int, bytes]], convert: RecordCon
             continue
         doc = convert(record, path, number, f"{path}:{number}")
         if doc is not None:
+            if repaired:  # counted once the record is known to be a document, not a skipped one
+                stats.repair(INVALID_UTF8, path, number, strict)
             yield doc
 
 
@@ -103,5 +104,5 @@ def read_line_batch(batch: LineBatch, options: ReaderOptions, stats: ReadStats) 
     convert = RecordConverter(options, stats)
     lines = enumerate(io.BytesIO(batch.data), start=batch.first_line)  # splits on b"\n" only, like read_file
     for doc in read_lines(batch.source, lines, convert):
-        stats.documents += 1
+        stats.count(doc)
         yield doc

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from corpus_audit.corpus.documents import Document
+from corpus_audit.corpus.documents import INVALID_UTF8, Document
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import STDIN, STREAM_ERRORS, open_binary, split_format
 
@@ -46,11 +46,13 @@ def read(path: str, convert: RecordConverter) -> Iterator[Document]:
             try:
                 for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH_ROWS, row_groups=[group]):
                     stats.bytes_read += batch.nbytes
-                    for record in _parquet_records(batch):
+                    for record, repaired in _parquet_records(batch):
                         row += 1
                         if record is None:
-                            stats.skip("invalid UTF-8", path, row, strict)
+                            stats.skip("invalid UTF-8 in a nested column", path, row, strict)
                         elif (doc := convert(record, path, row, f"{path}:{row}")) is not None:
+                            if repaired:
+                                stats.repair(INVALID_UTF8, path, row, strict)
                             yield doc
             except (OSError, pa.ArrowException) as exc:
                 lost = max(1, first + rows - row)
@@ -62,14 +64,33 @@ def read(path: str, convert: RecordConverter) -> Iterator[Document]:
             first += rows
 
 
-def _parquet_records(batch: Any) -> Iterator[dict[str, Any] | None]:
-    """The rows of a record batch as dicts; None for a row whose strings are not valid UTF-8 (Parquet does
-    not check them: a damaged page can hold any bytes)."""
+def _parquet_records(batch: Any) -> Iterator[tuple[dict[str, Any] | None, bool]]:
+    """The rows of a record batch as (dict, whether invalid UTF-8 was replaced in it). Parquet does not check
+    strings (a damaged page can hold any bytes): in a string column each invalid sequence becomes U+FFFD; a row
+    with invalid UTF-8 inside a nested column (a list or struct of strings) is None."""
     try:
-        yield from batch.to_pylist()
+        for record in batch.to_pylist():
+            yield record, False
     except UnicodeDecodeError:
         for index in range(batch.num_rows):
+            row = batch.slice(index, 1)
             try:
-                yield batch.slice(index, 1).to_pylist()[0]
+                yield row.to_pylist()[0], False
             except UnicodeDecodeError:
-                yield None
+                yield _repaired_row(row), True
+
+
+def _repaired_row(row: Any) -> dict[str, Any] | None:
+    """The one row of ``row`` with the invalid UTF-8 of its string columns replaced; None if a nested column
+    holds some."""
+    import pyarrow as pa
+
+    record = {}
+    for name, column in zip(row.schema.names, row.columns):
+        try:
+            record[name] = column.to_pylist()[0]
+        except UnicodeDecodeError:
+            if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+                return None
+            record[name] = column.cast(pa.large_binary()).to_pylist()[0].decode("utf-8", "replace")
+    return record

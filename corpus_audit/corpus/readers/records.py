@@ -32,9 +32,11 @@ class RecordConverter:
             self.stats.skip("record is not an object", source, line, opts.strict)
             return None
         text = record.get(opts.text_field)
+        if text is None:
+            self.stats.skip_without_text(record, opts.text_field, source, line, opts.strict)
+            return None
         if not isinstance(text, str):
-            reason = f"missing text field {opts.text_field!r}" if text is None else f"text field {opts.text_field!r} is not a string"
-            self.stats.skip(reason, source, line, opts.strict)
+            self.stats.skip(f"text field {opts.text_field!r} is not a string", source, line, opts.strict)
             return None
         raw_id = record.get(opts.id_field)
         doc_id = scrub_surrogates(str(raw_id)) if raw_id is not None and raw_id != "" else fallback_id

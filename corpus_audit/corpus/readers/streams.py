@@ -131,12 +131,12 @@ def skipper(stats: ReadStats, source: str, strict: bool) -> Callable[[str, int],
     return lambda reason, line: stats.skip(reason, source, line, strict)
 
 
-def decode(raw: bytes, source: str, line: int, stats: ReadStats, strict: bool) -> str | None:
+def decode(raw: bytes) -> tuple[str, bool]:
+    """``raw`` as UTF-8 text, each invalid sequence replaced by U+FFFD, and whether there was one."""
     try:
-        return raw.decode("utf-8")
+        return raw.decode("utf-8"), False
     except UnicodeDecodeError:
-        stats.skip("invalid UTF-8", source, line, strict)
-        return None
+        return raw.decode("utf-8", "replace"), True
 
 
 class CountingReader(io.RawIOBase):

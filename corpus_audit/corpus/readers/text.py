@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from corpus_audit.corpus.documents import Document
+from corpus_audit.corpus.documents import INVALID_UTF8, Document
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import BOM, STREAM_ERRORS, decode, numbered_lines, skipper
 
@@ -14,9 +14,9 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
     stats, opts = convert.stats, convert.options
     if opts.line_docs:
         for number, raw in numbered_lines(handle, stats, skipper(stats, path, opts.strict)):
-            text = decode(raw, path, number, stats, opts.strict)
-            if text is None:
-                continue
+            text, repaired = decode(raw)
+            if repaired:  # never blank: U+FFFD is no space
+                stats.repair(INVALID_UTF8, path, number, opts.strict)
             if text.strip():
                 yield Document(f"{path}:{number}", text.rstrip("\r\n"), {}, path, number)
             else:  # counted so that line numbers add up, but never an error, not even in strict mode
@@ -29,6 +29,8 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
         stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, opts.strict)
         return
     stats.bytes_read += len(data)
-    text = decode(data.removeprefix(BOM), path, 1, stats, opts.strict)
-    if text is not None and text.strip():
+    text, repaired = decode(data.removeprefix(BOM))
+    if repaired:
+        stats.repair(INVALID_UTF8, path, 1, opts.strict)
+    if text.strip():
         yield Document(path, text, {}, path, None)
