@@ -136,8 +136,9 @@ def _header(summary: AuditSummary) -> str:
             f'corpus-audit {esc(summary.package_version)}</p>')
 
 
-def _warnings(analysis: dict[str, Any]) -> str:
-    warnings = analysis.get("warnings") or []
+def _warnings(summary: AuditSummary) -> str:
+    # the reading's warnings (language, repaired records) first: they say whether the rest can be read at all
+    warnings = [*(summary.filter.get("warnings") or []), *(summary.analysis.get("warnings") or [])]
     if not warnings:
         return '<p class="ok">No warnings: every group has enough sentences for the tests.</p>'
     items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
@@ -473,7 +474,7 @@ def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSu
     examples = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT] if judged else sentences
     every = " (all sentences)" if judged else ""
     documents = pd.read_parquet(folder.documents) if folder.documents.is_file() else None
-    body = "".join((_header(summary), _verdict(summary, documents), _documents(documents), _warnings(analysis),
+    body = "".join((_header(summary), _verdict(summary, documents), _documents(documents), _warnings(summary),
                     _groups(analysis), _counts(summary), _categories(analysis),
                     _judgements(analysis), _figures(folder), _comparisons(analysis, f"Mental vs physical{every}"),
                     _quadrants(analysis, f"Quadrant shares{every}"),
