@@ -116,7 +116,7 @@ def folders(tmp_path) -> tuple[Path, Path]:
     (["export-flagged", "{tmp}/a", "-o", "{tmp}/out.txt"],
      "{tmp}/out.txt: export-flagged writes CSV, Parquet or JSON Lines: name the output .csv or .parquet or .jsonl"),
     (["compare", "{tmp}/a", "{tmp}/b", "-o", "{tmp}/out.csv"],
-     "{tmp}/out.csv: compare -o writes JSON: name the output .json"),
+     "{tmp}/out.csv: compare writes an HTML report or JSON: name the output .html or .json"),
     (["probe", "score", REDDIT, "--model", "/no/such/model", "-o", "{tmp}/out.txt"],
      "{tmp}/out.txt: probe score writes Parquet, JSON Lines or CSV: name the output .parquet or .jsonl or .csv"),
     (["axes", "train", "--model", "/no/such/model", "-o", "{tmp}/axes.csv"],
