@@ -138,11 +138,13 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
                   progress: bool | None, **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
-    Writes to OUTDIR: report.html (one offline page: the findings, figures and examples), filtered.parquet,
-    sentences.parquet (scored), summary.json (counts, configuration, statistics, time per stage), aq27.csv
+    Writes to OUTDIR: report.html (one offline page: the verdict, the documents to review, the findings, figures
+    and examples), documents.parquet (per-document stigma scores, ranked; see `corpus-audit documents`),
+    filtered.parquet, sentences.parquet (scored), summary.json (counts, configuration, statistics, time per stage), aq27.csv
     (BIAS-map share per AQ-27 dimension, mental vs physical, with 95% bootstrap CIs and Holm-corrected p-values)
     and the figures. Fails when no document was read (an empty corpus, or every record skipped: the message names
-    the fix).
+    the fix). Sentences embedded before by the same model come from the embedding cache; Ctrl-C keeps what is
+    done, and the same command resumes.
     """
     from corpus_audit.audit.pipeline import AuditOptions, run_audit
     from corpus_audit.stigma.bias_map import load_bias_map
@@ -182,7 +184,11 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
                        f"rank-biserial r {number(comparison['rank_biserial'])}")
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
-    click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, sentences.parquet and figures")
+    from corpus_audit.audit.verdict import verdict
+
+    click.echo("verdict: " + " ".join(verdict(analysis)).replace("OUTDIR", outdir))
+    click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, documents.parquet, sentences.parquet and "
+               "figures")
 
 
 COMMANDS = (filter_command, audit_command, score_command)
