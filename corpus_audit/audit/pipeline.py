@@ -47,6 +47,7 @@ class AuditOptions:
     model: str | None = None
     device: str = "cpu"
     batch_size: int = 64
+    backend: str = "auto"  # corpus_audit.embed.BACKENDS
     axes_path: str | None = None
     lexicon: str | None = None
     spacy_model: str | None = None
@@ -61,7 +62,7 @@ class AuditOptions:
     engine: EngineOptions = field(default_factory=EngineOptions)
 
     def model_spec(self) -> ModelSpec:
-        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path)
+        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path, self.backend)
 
     def results_options(self) -> dict[str, Any]:
         """The options that decide the results (every option but ENGINE_OPTIONS)."""
@@ -111,6 +112,7 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
     options = run.options
     return {"filtered sentences": sha256_file(run.folder.filtered),
             "model": model_identity(options.model or get_language(options.lang).default_model),
+            "backend": options.backend,
             "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None,
             "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
             "package version": __version__}

@@ -33,7 +33,7 @@ from corpus_audit.languages import LANGUAGE_CODES
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, text_column: str, axes_path: str | None, strict: bool,
                   mask_terms: bool, lexicon: str | None, lang: str, model: str | None, device: str, batch_size: int,
-                  **settings: Any) -> None:
+                  backend: str, **settings: Any) -> None:
     """Score each sentence of INPUT with the instrument.
 
     INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2). The
@@ -51,7 +51,7 @@ def score_command(input_path: str, output: str, text_column: str, axes_path: str
     from corpus_audit.score.table import check_output_path, score_file
 
     engine = engine_from(settings)
-    spec = ModelSpec(lang, model, device, batch_size, axes_path)
+    spec = ModelSpec(lang, model, device, batch_size, axes_path, backend)
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
     masker = MentionMasker(lang, lexicon) if mask_terms else None
@@ -120,7 +120,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
                   bias_map: str | None, mask_terms: bool, keep_fields: tuple[str, ...], lexicon: str | None,
                   spacy_model: str | None, workers: int | None, model: str | None, device: str, batch_size: int,
-                  progress: bool | None, **settings: Any) -> None:
+                  backend: str, progress: bool | None, **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
     Writes to OUTDIR: filtered.parquet, sentences.parquet (scored), summary.json (counts, configuration,
@@ -132,7 +132,8 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
 
     spec = corpus_spec_from(corpus, settings)
     engine = engine_from(settings)
-    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
+    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, backend=backend,
+                           axes_path=axes_path,
                            lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
                            max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
                            engine=engine)

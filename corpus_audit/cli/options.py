@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from corpus_audit.embed import BACKENDS
 from corpus_audit.languages import LANGUAGE_CODES
 
 if TYPE_CHECKING:
@@ -35,6 +36,10 @@ model_options = apply_options([
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
                  help="Sentences per embedding batch."),
+    click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True,
+                 help="How a sentence-transformers model runs: 'onnx' (onnxruntime, fp32, exported once into the "
+                      "user cache; the same scores, several times faster), 'torch' (sentence-transformers), 'auto' "
+                      "(onnx for minilm on the CPU, torch for other models)."),
 ])
 
 engine_options = apply_options([

@@ -14,6 +14,12 @@ from tqdm.auto import tqdm
 from corpus_audit.common.errors import UserError
 
 PROGRESS_MIN_TEXTS = 512  # shorter inputs finish too fast for a progress bar to help
+SENTENCE_TRANSFORMERS_BACKEND = "sentence-transformers"
+ONNX_FP32_BACKEND = "onnxruntime-fp32"
+#: Backends that compute the same fp32 function of the same weights: the ONNX export is checked against the
+#: sentence-transformers model when it is made (corpus_audit.embed.onnx_export), so that axes trained on either
+#: apply to the other. A backend that rounds differently (bf16, int8) is never in this set.
+SAME_EMBEDDINGS_BACKENDS = frozenset({SENTENCE_TRANSFORMERS_BACKEND, ONNX_FP32_BACKEND})
 
 
 class EmbedderError(UserError, RuntimeError):
@@ -72,3 +78,13 @@ class Embedder(ABC):
                 out[rows] = vectors / np.maximum(norms, 1e-12)
                 bar.update(len(rows))
         return out
+
+
+def same_embeddings(trained_on: str, model_id: str) -> bool:
+    """Whether embeddings of ``model_id`` are those that ``trained_on`` names (both ``backend:name@sha12``): the
+    same id, or the same weights (``name@sha12``) run by two backends of ``SAME_EMBEDDINGS_BACKENDS``."""
+    if trained_on == model_id:
+        return True
+    trained_backend, _, trained_weights = trained_on.partition(":")
+    backend, _, weights = model_id.partition(":")
+    return trained_weights == weights and {trained_backend, backend} <= SAME_EMBEDDINGS_BACKENDS

@@ -40,13 +40,15 @@ class ModelLoader(Protocol):
 class ModelSpec:
     """The embedding model and axes to score with, as options: picklable, so that an engine can send it to its
     workers, which each load the model once. ``model`` None: the language's default model; ``axes_path`` None: the
-    shipped or cached axes of the model (trained now and cached if there are none)."""
+    shipped or cached axes of the model (trained now and cached if there are none); ``backend``: how a
+    sentence-transformers model runs (``corpus_audit.embed.BACKENDS``)."""
 
     lang: str
     model: str | None = None
     device: str = "cpu"
     batch_size: int = 64
     axes_path: str | None = None
+    backend: str = "auto"
 
     def check(self, device: str | None = None) -> None:
         """Fail now, before any input is read, on a model that cannot load or an axes file that is not one.
@@ -54,7 +56,7 @@ class ModelSpec:
         from corpus_audit.embed import check_model
         from corpus_audit.scm.axes import SCMAxes
 
-        check_model(self.model, self.lang, device or self.device, self.batch_size)
+        check_model(self.model, self.lang, device or self.device, self.batch_size, self.backend)
         if self.axes_path:
             SCMAxes.load(self.axes_path)
 
@@ -62,7 +64,8 @@ class ModelSpec:
         from corpus_audit.embed import load_embedder
         from corpus_audit.scm.store import axes_for
 
-        embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size)
+        embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size,
+                                 backend=self.backend, log=to_stderr)
         return embedder, axes_for(embedder, self.lang, self.axes_path, log=to_stderr)
 
 
