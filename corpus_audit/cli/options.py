@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from corpus_audit.embed import BACKENDS
 from corpus_audit.languages import LANGUAGE_CODES
 
 if TYPE_CHECKING:
@@ -36,7 +35,8 @@ model_options = apply_options([
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
                  help="Sentences per embedding batch."),
-    click.option("--backend", type=click.Choice(BACKENDS), default="auto", show_default=True,
+    # Checked with the model (corpus_audit.embed.BACKENDS), so that the option list stays free of numpy.
+    click.option("--backend", default="auto", show_default=True,
                  help="How a sentence-transformers model runs: 'onnx' (onnxruntime, fp32, exported once into the "
                       "user cache; the same scores, several times faster), 'torch' (sentence-transformers), 'auto' "
                       "(onnx for minilm on the CPU, torch for other models)."),

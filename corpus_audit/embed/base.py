@@ -17,7 +17,7 @@ PROGRESS_MIN_TEXTS = 512  # shorter inputs finish too fast for a progress bar to
 SENTENCE_TRANSFORMERS_BACKEND = "sentence-transformers"
 ONNX_FP32_BACKEND = "onnxruntime-fp32"
 #: Backends that compute the same fp32 function of the same weights: the ONNX export is checked against the
-#: sentence-transformers model when it is made (corpus_audit.embed.onnx_export), so that axes trained on either
+#: sentence-transformers model when it is made (corpus_audit.embed.onnx.export), so that axes trained on either
 #: apply to the other. A backend that rounds differently (bf16, int8) is never in this set.
 SAME_EMBEDDINGS_BACKENDS = frozenset({SENTENCE_TRANSFORMERS_BACKEND, ONNX_FP32_BACKEND})
 

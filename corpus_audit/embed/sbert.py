@@ -49,4 +49,3 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=len(texts), convert_to_numpy=True, show_progress_bar=False)
-

@@ -16,12 +16,14 @@ Heads (the ``head`` parameter):
 
 Targets are (warmth, competence) per sentence in {-1, 0, 1}; NaN (and 0 unless ``neutral``) marks a dimension the
 sentence does not label. After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a
-data-only ``.npz`` (no pickle) and reloads without scikit-learn objects. :meth:`SCMAxes.attach_judgement` adds the
+data-only ``.npz`` (no pickle) and reloads without scikit-learn objects; scikit-learn is imported only to fit (the
+estimator has the ``get_params`` of one, not its base class, whose import alone costs seconds). :meth:`SCMAxes.attach_judgement` adds the
 judgement gate and the dimension heads; :meth:`SCMAxes.measure` gives every output column (``OUTPUT_COLUMNS``).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import zipfile
 import zlib
@@ -29,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
 
 from corpus_audit import __version__
 from corpus_audit.common.atomic import atomic_path
@@ -69,7 +70,7 @@ def axis_classes(neutral: bool) -> tuple[str, ...]:
     return ("low", "neutral", "high") if neutral else ("low", "high")
 
 
-class SCMAxes(TransformerMixin, BaseEstimator):
+class SCMAxes:
     """Project sentence embeddings onto the SCM warmth and competence axes.
 
     Parameters
@@ -108,6 +109,11 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         self.alpha = alpha
         self.random_state = random_state
         self.neutral = neutral
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters, as scikit-learn's ``get_params`` gives them."""
+        return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
+                if name != "self"}
 
     def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> SCMAxes:
         """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN."""
