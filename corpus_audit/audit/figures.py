@@ -342,17 +342,13 @@ def save_figure(fig: Figure, path_without_suffix: str | Path, formats: Sequence[
     base = str(path_without_suffix)
     written: list[Path] = []
     try:
-        # The tight bounding box, measured once for every format (savefig(bbox_inches="tight") lays the figure out
-        # again for each format to measure it).
-        fig.draw_without_rendering()
-        bbox = fig.get_tightbbox().padded(savefig_kwargs.pop("pad_inches", plt.rcParams["savefig.pad_inches"]))
         for fmt in formats:
             fmt = fmt.lower().lstrip(".")
             target = Path(f"{base}.{fmt}")
             with atomic_path(target) as tmp:
                 # The temporary file ends in ".tmp": name the format explicitly instead of letting
                 # matplotlib guess it from the suffix.
-                fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches=bbox, **savefig_kwargs)
+                fig.savefig(tmp, format=fmt, dpi=dpi, bbox_inches="tight", **savefig_kwargs)
             written.append(target)
     finally:
         plt.close(fig)
