@@ -16,6 +16,7 @@ from pathlib import Path
 from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.prefilter import line_prefilter
 from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.engines.local import default_workers, run_filter_parallel
@@ -48,7 +49,8 @@ def filter_corpus(
 ) -> FilterSummary:
     """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
 
-    Local engine: JSON Lines files are spread over ``workers`` processes (default: one per CPU); other inputs, and
+    Local engine: JSON Lines files are spread over ``workers`` processes (default: one per CPU), after a pre-filter
+    of their raw lines in this process (``corpus_audit.corpus.prefilter``); other inputs, and
     runs with ``limit``/``sample`` (which need one ordered stream), are read in this process. Ray engine: see
     :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). Raises ``CorpusError``,
     ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
@@ -67,7 +69,7 @@ def filter_corpus(
     if files:
         batches = iter_line_batches(files, summary.reading)
         return run_filter_parallel(batches, spec.options, summary, output, matcher, segmenter, keep_fields, workers,
-                                   progress)
+                                   progress, line_prefilter(matcher, spec.options.text_field))
     documents = iter_documents(spec.inputs, spec.options, summary.reading, limit=spec.limit, sample=spec.sample,
                                seed=spec.seed, hf_dataset=spec.hf_dataset, hf_config=spec.hf_config,
                                hf_split=spec.hf_split)

@@ -15,6 +15,7 @@ from corpus_audit.corpus.documents import ReaderOptions
 from corpus_audit.corpus.filter import filter_unit, init_filter_worker, merge_filtered
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.prefilter import LinePrefilter
 from corpus_audit.corpus.readers import LineBatch
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
@@ -36,9 +37,13 @@ def iter_kept_sentences_parallel(
     summary: FilterSummary,
     keep_fields: Iterable[str] = (),
     workers: int = 2,
+    prefilter: LinePrefilter | None = None,
 ) -> Iterator[KeptSentence]:
     """:func:`iter_kept_sentences` over the documents of JSON Lines ``batches``, parsed and filtered by
     ``workers`` processes; yields the same sentences in the same order and leaves the same counts.
+
+    With a ``prefilter``, this process scans each batch and sends only the lines it lets through to the workers,
+    counting the others as documents.
 
     At most ``2 * workers + 2`` batches are in flight, so memory stays bounded whatever the input size.
     """
@@ -48,18 +53,28 @@ def iter_kept_sentences_parallel(
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
     with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) as pool:
-        pending: deque[tuple[LineBatch, Any]] = deque()
+        pending: deque[tuple[LineBatch, Any, int]] = deque()
         for batch in batches:
-            pending.append((batch, pool.apply_async(filter_unit, (batch,))))
+            if prefilter is None:
+                pending.append((batch, pool.apply_async(filter_unit, (batch,)), 0))
+            else:
+                kept = prefilter.split(batch)
+                pending.append((batch, pool.apply_async(filter_unit, (kept.runs,)) if kept.runs else None,
+                                kept.plain_documents))
             if len(pending) > 2 * workers + 1:
                 yield from _merge_result(*pending.popleft(), summary, options.strict)
         while pending:
             yield from _merge_result(*pending.popleft(), summary, options.strict)
 
 
-def _merge_result(batch: LineBatch, result: Any, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+def _merge_result(batch: LineBatch, result: Any, plain_documents: int, summary: FilterSummary,
+                  strict: bool) -> Iterator[KeptSentence]:
     # get() re-raises a worker's CorpusError (strict mode) in input order
-    return merge_filtered(*result.get(), batch.source, batch.skips, summary, strict)
+    kept, counted = result.get() if result is not None else ([], FilterSummary(lang=summary.lang))
+    # Documents the pre-filter left out hold no term: read and dropped by the exact path, no more.
+    counted.documents_processed += plain_documents
+    counted.reading.documents += plain_documents
+    return merge_filtered(kept, counted, batch.source, batch.skips, summary, strict)
 
 
 def run_filter_parallel(
@@ -72,9 +87,12 @@ def run_filter_parallel(
     keep_fields: Iterable[str] = (),
     workers: int = 2,
     progress: bool = False,
+    prefilter: LinePrefilter | None = None,
 ) -> FilterSummary:
-    """:func:`run_filter` for JSON Lines ``batches`` (counted into ``summary.reading``), with ``workers`` processes."""
+    """:func:`run_filter` for JSON Lines ``batches`` (counted into ``summary.reading``), with ``workers`` processes
+    (and a ``prefilter`` in this process)."""
     keep_fields = list(keep_fields)
     start = time.perf_counter()
-    rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers)
+    rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers,
+                                        prefilter)
     return write_merged_rows(rows, summary, output, keep_fields, progress, start)
