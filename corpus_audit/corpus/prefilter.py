@@ -10,9 +10,8 @@ of the folded text). A line is let through when
   apostrophe, a hyphen, a space, ``ñ``) in any spelling that folds to it, as UTF-8 or as a JSON escape. A JSON escape
   before the term (``\\n``, ``\\u201c``) counts as a boundary, although its last byte is a letter;
 - or it is not a plain document: valid JSON (orjson) holding an object whose text field is a string, not nested too
-  deep, without a run of ``SEGMENT_RUN_BYTES`` bytes free of spaces (where the segmenter may cut inside a word,
-  which makes a boundary of its own). The exact reader then counts the line's problem at its place, so that the
-  filter's counts stay those of the exact path;
+  deep. The exact reader then counts the line's problem at its place, so that the filter's counts stay those of the
+  exact path;
 - or it holds a character that may hide a term's letter or digit (an accented letter, the Kelvin sign, any JSON
   escape of one of those or of an ASCII letter or digit) and ``has_candidate`` accepts its text.
 
@@ -30,7 +29,6 @@ from functools import cache
 from corpus_audit.corpus.matcher import IllnessMatcher, fold
 from corpus_audit.corpus.readers import LineBatch
 from corpus_audit.corpus.readers.records import too_deep
-from corpus_audit.corpus.segment import DEFAULT_CHUNK_CHARS
 
 try:  # Hyperscan (BSD-3) through the MIT-licensed bindings
     import hyperscan
@@ -41,8 +39,6 @@ try:
 except ImportError:  # pragma: no cover - a dependency
     orjson = None
 
-#: The segmenter cuts text inside a word only where half a chunk holds no white space (corpus.segment.chunks).
-SEGMENT_RUN_BYTES = DEFAULT_CHUNK_CHARS // 2
 #: JSON escapes that stand for a character outside every word: before a term they are a word boundary.
 _BOUNDARY_ESCAPES = rb"\\[bfnrt]|\\u[0-9a-f]{4}"
 _SHORT_ESCAPES = {"/": rb"\\/", '"': rb'\\"', "\\": rb"\\\\"}
@@ -149,8 +145,6 @@ class LinePrefilter:
             return None
         term, hiding = self.verdict(raw)
         if term:
-            return True
-        if len(raw) >= SEGMENT_RUN_BYTES and any(len(run) >= SEGMENT_RUN_BYTES for run in raw.split(b" ")):
             return True
         try:
             record = orjson.loads(raw)  # what orjson accepts, json accepts as the same object and strings
