@@ -53,20 +53,24 @@ class Embedder(ABC):
         """``backend:name@sha12``: the identity recorded in outputs and checked when axes are applied."""
         return f"{self.backend}:{self.name}@{self.weights_sha256[:12]}"
 
+    def _lengths(self, texts: list[str]) -> list[int]:
+        """What a batch of ``texts`` is padded to: characters here, tokens where the backend can count them."""
+        return [len(text) for text in texts]
+
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
         """Embed ``texts`` -> float32 array (len(texts), dimension), rows L2-normalised.
 
         ``show_progress``: True/False forces the progress bar (stderr) on or off; None shows it for long
         inputs when stderr is a terminal.
 
-        Texts are processed in order of length so that each batch pads little; rows come back in input
-        order.
+        Texts are processed in order of length (:meth:`_lengths`) so that each batch pads little; rows come back in
+        input order.
         """
         texts = list(texts)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        order = np.argsort([len(text) for text in texts], kind="stable")
+        order = np.argsort(self._lengths(texts), kind="stable")
         # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
         disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
         with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,

@@ -130,6 +130,8 @@ class OnnxEmbedder(Embedder):
         self._dimension = int(meta["dimension"])
         self._lowercase = bool(meta["lowercase"])
         self.tokenizer = load_tokenizer(self.config, meta)
+        self._token_counter = load_tokenizer(self.config, meta)
+        self._token_counter.no_padding()
         options = onnxruntime.SessionOptions()
         # Idle threads sleep instead of spinning: on a busy machine (filter workers, other jobs) spinning threads
         # took a third longer to embed the same sentences.
@@ -144,8 +146,17 @@ class OnnxEmbedder(Embedder):
     def weights_sha256(self) -> str:
         return self._weights_sha256
 
+    def _lengths(self, texts: list[str]) -> list[int]:
+        # Batches of equal token counts: sorted by characters, a batch of Reddit sentences was 30% padding.
+        return [len(encoding.ids) for encoding in self._token_counter.encode_batch(_prepared(texts, self._lowercase))]
+
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return pooled_embeddings(self.session, self.tokenizer, self.config, self._lowercase, texts)
+
+
+def _prepared(texts: list[str], lowercase: bool) -> list[str]:
+    # sentence-transformers strips each text, and lower-cases it when its Transformer module says so.
+    return [text.strip().lower() if lowercase else text.strip() for text in texts]
 
 
 def load_tokenizer(config: SentenceModelConfig, meta: dict) -> Tokenizer:
@@ -161,9 +172,7 @@ def load_tokenizer(config: SentenceModelConfig, meta: dict) -> Tokenizer:
 def pooled_embeddings(session: InferenceSession, tokenizer: Tokenizer, config: SentenceModelConfig, lowercase: bool,
                       texts: list[str]) -> np.ndarray:
     """``texts`` through the ONNX transformer, pooled as the folder's Pooling module pools (not normalised)."""
-    # sentence-transformers strips each text, and lower-cases it when its Transformer module says so.
-    texts = [text.strip().lower() if lowercase else text.strip() for text in texts]
-    encodings = tokenizer.encode_batch(texts)
+    encodings = tokenizer.encode_batch(_prepared(texts, lowercase))
     ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
     mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
