@@ -17,15 +17,11 @@ from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
 from corpus_audit.corpus.prefilter import prefilter_available
-from corpus_audit.corpus.readers import STDIN, iter_documents, iter_line_batches, line_batch_files
+from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.engines.local import default_workers, run_filter_parallel
 from corpus_audit.engines.options import ENGINES, RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.score.scorer import LocalScorer, ModelSpec, Scorer
-
-#: JSON Lines inputs smaller than this (on disk, compressed or not) are filtered in this process, where a worker's
-#: start (spaCy's import, about half a second) would cost more than it saves.
-SMALL_INPUT_BYTES = 8 << 20
 
 __all__ = ["ENGINES", "RAY_INSTALL_HINT", "EngineError", "EngineOptions", "filter_corpus", "make_scorer"]
 
@@ -69,18 +65,16 @@ def filter_corpus(
 
         return filter_corpus_ray(spec, output, matcher, segmenter, summary, list(keep_fields), engine, progress)
     prefilter = prefilter_available()
-    by_default = workers is None
-    if by_default:
-        # This process pre-filters the lines while the workers take the other CPUs (one at least).
+    if workers is None:
+        # By default this process pre-filters the lines while the workers take the other CPUs (one at least).
         workers = default_workers(prefiltered=prefilter)
+        parallel = prefilter or workers > 1
+    else:
+        parallel = workers > 1
     one_stream = spec.hf_dataset or spec.limit or spec.sample
-    parallel = (prefilter and by_default or workers > 1) and not one_stream
-    files = line_batch_files(spec.inputs, spec.options) if parallel else None
+    files = line_batch_files(spec.inputs, spec.options) if parallel and not one_stream else None
     if files:
         batches = iter_line_batches(files, summary.reading)
-        if prefilter and by_default and STDIN not in files \
-                and sum(Path(path).stat().st_size for path in files) < SMALL_INPUT_BYTES:
-            workers = 0  # all in this process: starting a worker would cost more than it saves
         return run_filter_parallel(batches, spec.options, summary, output, matcher, segmenter, keep_fields, workers,
                                    progress, prefilter)
     documents = iter_documents(spec.inputs, spec.options, summary.reading, limit=spec.limit, sample=spec.sample,

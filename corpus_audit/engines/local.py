@@ -7,7 +7,7 @@ import multiprocessing
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,8 +56,7 @@ def iter_kept_sentences_parallel(
     prefilter: bool = False,
 ) -> Iterator[KeptSentence]:
     """:func:`iter_kept_sentences` over the documents of JSON Lines ``batches``, parsed and filtered by
-    ``workers`` processes (0: in this process); yields the same sentences in the same order and leaves the same
-    counts.
+    ``workers`` processes; yields the same sentences in the same order and leaves the same counts.
 
     With ``prefilter`` (and Hyperscan installed), this process scans each batch
     (:mod:`corpus_audit.corpus.prefilter`) and sends only the lines it lets through to the workers, counting the
@@ -71,8 +70,7 @@ def iter_kept_sentences_parallel(
     # platform default (spawn) pickles them (the Segmenter pickles as its settings).
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
-    with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) if workers else \
-            _InProcess(initargs) as pool:
+    with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) as pool:
         # Built once the workers are starting (they import spaCy meanwhile); None without Hyperscan.
         scanner = line_prefilter(matcher, options.text_field) if prefilter else None
         pending: deque[_Unit] = deque()
@@ -90,45 +88,11 @@ def iter_kept_sentences_parallel(
             # Merge what is done, and wait for the oldest while too much is in flight; a pre-filtered batch often
             # sends nothing, so this process scans on while the workers start.
             while pending and (pending[0].result is None or pending[0].result.ready()
-                               or in_flight > IN_FLIGHT_BYTES_PER_WORKER * max(workers, 1)):
+                               or in_flight > IN_FLIGHT_BYTES_PER_WORKER * workers):
                 in_flight -= pending[0].size
                 yield from _merge_result(pending.popleft(), summary, options.strict)
         while pending:
             yield from _merge_result(pending.popleft(), summary, options.strict)
-
-
-class _InProcess:
-    """A pool without processes for small inputs, where starting workers costs more than the work: each unit runs
-    at once, here; its result (or error) is given back by ``get`` as a pool's is."""
-
-    def __init__(self, initargs: tuple[Any, ...]) -> None:
-        init_filter_worker(*initargs)
-
-    def __enter__(self) -> _InProcess:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
-    def apply_async(self, function: Callable[..., Any], args: tuple[Any, ...]) -> _Done:
-        try:
-            return _Done(function(*args), None)
-        except Exception as error:  # a strict reader's CorpusError: raised by get(), in input order
-            return _Done(None, error)
-
-
-@dataclass
-class _Done:
-    value: Any
-    error: Exception | None
-
-    def ready(self) -> bool:
-        return True
-
-    def get(self) -> Any:
-        if self.error is not None:
-            raise self.error
-        return self.value
 
 
 def _merge_result(unit: _Unit, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
