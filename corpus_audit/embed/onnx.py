@@ -9,8 +9,9 @@ sentence-transformers model itself (they come from several files, differently ac
 ``meta.json``.
 
 The first use exports the transformer to ONNX into the user cache (:func:`export`, the one function that imports
-torch), keyed by the SHA-256 of the weights file; the ONNX file (a protobuf, nothing is unpickled) and then
-``meta.json`` are written atomically, so that a killed export leaves no half model behind. The export is checked
+torch), keyed by the SHA-256 of the weights and configuration files (:meth:`SentenceModelConfig.identity`); the ONNX
+file (a protobuf, nothing is unpickled) and then ``meta.json`` are written atomically, so that a killed export leaves
+no half model behind. The export is checked
 against the sentence-transformers model on probe sentences and records its weights hash
 (:attr:`SentenceTransformerEmbedder.weights_sha256`): the ONNX embedder names the same weights, and its backend
 ``onnxruntime-fp32`` names how they run (see :func:`corpus_audit.embed.base.same_embeddings`).
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from corpus_audit.common.atomic import atomic_path, write_text_atomic
-from corpus_audit.common.resources import sha256_file
+from corpus_audit.common.resources import sha256_files
 from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ class UnsupportedModelError(EmbedderError):
 
 @dataclass(frozen=True)
 class SentenceModelConfig:
-    """What a sentence-transformers folder says about tokenising and pooling, and where its files are."""
+    """A supported sentence-transformers folder: its pooling, and where its files are."""
 
     folder: Path
     pooling: str  # "mean" or "cls"
@@ -64,6 +65,12 @@ class SentenceModelConfig:
     @property
     def tokenizer(self) -> Path:
         return self.folder / "tokenizer.json"
+
+    def identity(self) -> str:
+        """SHA-256 of the weights and of the files that say how they run (tokenizer, sequence length, modules)."""
+        names = ("config.json", "config_sentence_transformers.json", "modules.json", "sentence_bert_config.json",
+                 "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json")
+        return sha256_files([self.weights, *(self.folder / name for name in names if (self.folder / name).is_file())])
 
 
 def read_config(folder: str | Path) -> SentenceModelConfig:
@@ -102,7 +109,7 @@ def export_cache_dir() -> Path:
 
 def exported_model(config: SentenceModelConfig, log: Callable[[str], None]) -> tuple[Path, dict]:
     """The ONNX file of ``config``'s transformer and its metadata, exported now if the cache has none."""
-    target = export_cache_dir() / f"{sha256_file(config.weights)[:32]}-v{EXPORT_FORMAT}"
+    target = export_cache_dir() / f"{config.identity()[:32]}-v{EXPORT_FORMAT}"
     try:
         meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
         if (target / "model.onnx").is_file():
@@ -115,7 +122,8 @@ def exported_model(config: SentenceModelConfig, log: Callable[[str], None]) -> t
 
 class OnnxEmbedder(Embedder):
     """A sentence-transformers folder (:func:`read_config`) run by onnxruntime in fp32: the embeddings of the
-    sentence-transformers backend up to float rounding (checked at export), at several times its speed."""
+    sentence-transformers backend up to float rounding (checked at export), without importing torch, in batches of
+    equal token counts."""
 
     backend = ONNX_FP32_BACKEND
 
