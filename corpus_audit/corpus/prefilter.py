@@ -16,8 +16,8 @@ of the folded text). A line is let through when
   escape of one of those or of an ASCII letter or digit) and ``has_candidate`` accepts its text.
 
 Lines that are let through go on as :class:`~corpus_audit.corpus.readers.LineBatch` es of consecutive lines, read by
-the exact reader; the others count as documents. Without Hyperscan or orjson :func:`line_prefilter` gives None and
-every line takes the exact path.
+the exact reader; the others count as documents. The compiled database is kept in the user cache. Without Hyperscan
+or orjson :func:`line_prefilter` gives None and every line takes the exact path.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ try:
 except ImportError:  # pragma: no cover - a dependency
     orjson = None
 
-#: JSON escapes that stand for a character outside every word: before a term they are a word boundary.
+#: JSON escapes whose last byte is a letter or digit while they may stand for a character outside every word (a
+#: newline, a quotation mark): before a term they are taken as a word boundary.
 _BOUNDARY_ESCAPES = rb"\\[bfnrt]|\\u[0-9a-f]{4}"
 _SHORT_ESCAPES = {"/": rb"\\/", '"': rb'\\"', "\\": rb"\\\\"}
 
