@@ -25,9 +25,10 @@ HERE = Path(__file__).resolve().parents[1]
 def audit(tree: Path, corpus: Path, outdir: Path) -> dict[str, float]:
     """Wall seconds, embedding seconds and stage seconds of one fresh audit with the package of ``tree``."""
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "corpus_audit", "audit", str(corpus), "--lang", "en", "-o", str(outdir),
-                    "--no-progress"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, "PYTHONPATH": str(tree)})
+    # Run from the tree: ``-m`` puts the working folder first on the import path.
+    subprocess.run([sys.executable, "-m", "corpus_audit", "audit", str(corpus.resolve()), "--lang", "en", "-o",
+                    str(outdir), "--no-progress"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)})
     wall = time.perf_counter() - started
     embedding = json.loads((outdir / "score.json").read_text())["embedding_seconds"]
     stages = json.loads((outdir / "summary.json").read_text())["seconds"]
