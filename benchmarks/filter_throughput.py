@@ -1,11 +1,14 @@
-"""Filter throughput vs `grep -c -i -E` with the same terms, on ~100 MB of JSONL (about 5% matching).
+"""Filter throughput vs grep with the same terms, on ~100 MB of JSONL (about 5% matching), with and without the
+raw-line pre-filter.
 
 The corpus is the Reddit sample's control subreddits repeated with fresh ids, plus a few mental-health
-posts, written to a temporary folder (never the repository). Prints both timings and their ratio, and the
-CPU seconds of each (user + system, worker processes included), which stay meaningful on a busy machine.
-grep runs in the caller's locale (the machine's default here is C.UTF-8) and, for reference, in the C locale.
+posts, written to a temporary folder (never the repository). Runs, alternated (``--repeats`` each, the best counts):
+`LC_ALL=C grep -c -i -w -F -f TERMS` (the byte-wise reference of issue 19), `grep -c -i -E` with word boundaries in
+the caller's locale, `corpus-audit filter` (with the pre-filter) and the filter with the pre-filter switched off (the
+exact path alone). Prints wall seconds, MB/s and CPU seconds (user + system, worker processes included, meaningful
+on a busy machine), the ratios, and whether both filters wrote the same rows.
 
-    python benchmarks/filter_throughput.py [--source reddit.jsonl.gz] [--megabytes 100] [--workers N]
+    python benchmarks/filter_throughput.py [--source reddit.jsonl.gz] [--megabytes 100] [--workers N] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -72,12 +75,18 @@ def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float,
     return elapsed, _children_cpu() - cpu, result.stdout.strip()
 
 
+FILTER = "from corpus_audit.cli import main; main()"
+#: The filter with the raw-line pre-filter switched off (as if Hyperscan were not installed): the exact path alone.
+EXACT_FILTER = "from corpus_audit.corpus import prefilter; prefilter.hyperscan = None; " + FILTER
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="Reddit JSONL(.gz) with a subreddit field")
     parser.add_argument("--megabytes", type=float, default=100)
     parser.add_argument("--matching-share", type=float, default=0.05)
     parser.add_argument("--workers", type=int, default=None, help="passed to filter --workers (default: its own)")
+    parser.add_argument("--repeats", type=int, default=2, help="alternated runs of each; the best time counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="corpus-audit-bench-") as tmp:
         corpus = Path(tmp) / "bench.jsonl"
@@ -85,23 +94,38 @@ def main() -> None:
         size = corpus.stat().st_size / 1e6
         print(f"corpus: {size:.1f} MB, {docs} documents, {hits} ({hits / docs:.1%}) with an illness term")
         subprocess.run(["cat", str(corpus)], stdout=subprocess.DEVNULL, check=True)  # warm the page cache
-        grep = ["grep", "-c", "-i", "-E", grep_pattern("en"), str(corpus)]
+        terms = Path(tmp) / "terms.txt"
+        terms.write_text("\n".join(sorted({entry.term for entry in load_lexicon(default_lexicon_path("en"))})) + "\n",
+                         encoding="utf-8")
         # grep's speed depends on the locale: -i in a UTF-8 locale folds the case of every character (as the
-        # filter does), in the C locale only ASCII bytes, several times faster. The first is the comparison.
+        # filter does), in the C locale only ASCII bytes, several times faster.
         locale = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
-        grep_s, grep_cpu, grep_out = timed(grep)
-        print(f"grep -c -i -E ({locale}): {grep_s:.2f} s ({size / grep_s:.1f} MB/s, {grep_cpu:.2f} CPU s), "
-              f"{grep_out} matching lines")
-        byte_s, _, _ = timed(grep, env={**os.environ, "LC_ALL": "C"})
-        print(f"grep -c -i -E (LC_ALL=C, byte-wise, ASCII-only case folding): {byte_s:.2f} s")
         workers = ["--workers", str(args.workers)] if args.workers else []
-        filter_s, filter_cpu, _ = timed([sys.executable, "-c", "from corpus_audit.cli import main; main()", "filter", str(corpus),
-                                         "--lang", "en", "-o", str(Path(tmp) / "out.parquet"), "--no-progress", *workers])
-        summary = json.loads((Path(tmp) / "out.summary.json").read_text())
-        print(f"corpus-audit filter: {filter_s:.2f} s ({size / filter_s:.1f} MB/s, {filter_cpu:.2f} CPU s), "
-              f"{summary['documents_matched']} documents matched, {summary['sentences_kept']} sentences kept")
-        print(f"throughput ratio filter/grep ({locale}): {grep_s / filter_s:.2f} (target >= 0.5); "
-              f"filter/grep (LC_ALL=C): {byte_s / filter_s:.2f}")
+        outputs = {name: Path(tmp) / f"{name}.parquet" for name in ("prefilter", "exact")}
+        commands = {
+            "grep -c -i -w -F (LC_ALL=C)": (["grep", "-c", "-i", "-w", "-F", "-f", str(terms), str(corpus)], {"LC_ALL": "C"}),
+            f"grep -c -i -E ({locale})": (["grep", "-c", "-i", "-E", grep_pattern("en"), str(corpus)], {}),
+            **{f"filter ({name})": ([sys.executable, "-c", code, "filter", str(corpus), "--lang", "en", "-o",
+                                     str(outputs[name]), "--no-progress", *workers], {})
+               for name, code in (("prefilter", FILTER), ("exact", EXACT_FILTER))},
+        }
+        runs: dict[str, list[tuple[float, float, str]]] = {name: [] for name in commands}
+        for _ in range(args.repeats):
+            for name, (command, env) in commands.items():  # alternated, so that a busy spell hits every one
+                runs[name].append(timed(command, env={**os.environ, **env}))
+        best = {name: min(results) for name, results in runs.items()}
+        for name, (seconds, cpu, out) in best.items():
+            print(f"{name}: {seconds:.2f} s ({size / seconds:.1f} MB/s, {cpu:.2f} CPU s)"
+                  + (f", {out} matching lines" if name.startswith("grep") else ""))
+        import pandas as pd
+
+        same = pd.read_parquet(outputs["prefilter"]).equals(pd.read_parquet(outputs["exact"]))
+        summary = json.loads((Path(tmp) / "prefilter.summary.json").read_text())
+        print(f"filter: {summary['documents_matched']} documents matched, {summary['sentences_kept']} sentences kept; "
+              f"identical rows with and without the pre-filter: {same}")
+        seconds = {name: value[0] for name, value in best.items()}
+        print(f"ratio filter (prefilter) / grep -F (LC_ALL=C): {seconds['grep -c -i -w -F (LC_ALL=C)'] / seconds['filter (prefilter)']:.2f} "
+              f"(target >= 0.5); prefilter / exact: {seconds['filter (exact)'] / seconds['filter (prefilter)']:.2f}x")
 
 
 if __name__ == "__main__":

@@ -376,9 +376,10 @@ def save_figure(fig: Figure, path_without_suffix: str | Path, formats: Sequence[
     return written
 
 
-def write_figures(sentences: pd.DataFrame, result: analysis.AnalysisResult, folder: AuditFolder) -> list[Path]:
-    """Every figure of an audit into ``folder``: the density (the seed paper's Figure 3), per-illness small
-    multiples, quadrant shares and the AQ-27 dimensions."""
+def write_figures(sentences: pd.DataFrame, result: analysis.AnalysisResult, folder: AuditFolder,
+                  formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
+    """Every figure of an audit into ``folder``, in each of ``formats``: the density (the seed paper's Figure 3),
+    per-illness small multiples, quadrant shares and the AQ-27 dimensions."""
     figures = {
         "density": density_figure(sentences),
         "density_by_illness": small_multiples_figure(sentences),
@@ -386,13 +387,14 @@ def write_figures(sentences: pd.DataFrame, result: analysis.AnalysisResult, fold
         "aq27": aq27_figure(result.bias_map),
     }
     return [path for stem, figure in figures.items()
-            for path in save_figure(figure, folder.path / stem, FIGURE_FORMATS)]
+            for path in save_figure(figure, folder.path / stem, formats)]
 
 
-def replot(folder: AuditFolder, strict: bool = False, log: Callable[[str], None] | None = None) -> list[Path]:
-    """Rebuild every figure from ``sentences.parquet``, with the analysis recomputed with the audit's seed and its
-    own BIAS map (as ``aq27.csv`` records it); return the paths. ``strict`` and ``log``: see
+def replot(folder: AuditFolder, strict: bool = False, log: Callable[[str], None] | None = None,
+           formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
+    """Rebuild every figure from ``sentences.parquet`` in each of ``formats``, with the analysis recomputed with the
+    audit's seed and its own BIAS map (as ``aq27.csv`` records it); return the paths. ``strict`` and ``log``: see
     :meth:`AuditFolder.read_sentences`."""
     sentences, summary = folder.read_sentences(strict, log), folder.read_summary()
     result = analysis.analyse(sentences, bias_map=folder.read_bias_map(), seed=summary.seed)
-    return write_figures(sentences, result, folder)
+    return write_figures(sentences, result, folder, formats)

@@ -48,6 +48,7 @@ class AuditOptions:
     model: str | None = None
     device: str = "cpu"
     batch_size: int = 64
+    backend: str = "auto"  # corpus_audit.embed.BACKENDS
     axes_path: str | None = None
     lexicon: str | None = None
     spacy_model: str | None = None
@@ -64,7 +65,8 @@ class AuditOptions:
     embedding_cache: str | None = None  # folder of the embedding cache (corpus_audit.embed.cache); None: none
 
     def model_spec(self) -> ModelSpec:
-        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path, self.embedding_cache)
+        return ModelSpec(self.lang, self.model, self.device, self.batch_size, self.axes_path, backend=self.backend,
+                         embedding_cache=self.embedding_cache)
 
     def results_options(self) -> dict[str, Any]:
         """The options that decide the results (every option but ENGINE_OPTIONS)."""
@@ -114,6 +116,7 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
     options = run.options
     return {"filtered sentences": sha256_file(run.folder.filtered),
             "model": model_identity(options.model or get_language(options.lang).default_model),
+            "backend": options.backend,
             "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None,
             "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
             "package version": __version__}

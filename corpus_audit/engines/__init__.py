@@ -16,6 +16,7 @@ from pathlib import Path
 from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.prefilter import prefilter_available
 from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.engines.local import default_workers, run_filter_parallel
@@ -48,7 +49,9 @@ def filter_corpus(
 ) -> FilterSummary:
     """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
 
-    Local engine: JSON Lines files are spread over ``workers`` processes (default: one per CPU); other inputs, and
+    Local engine: JSON Lines files are spread over ``workers`` processes, after a pre-filter of their raw lines in
+    this process (``corpus_audit.corpus.prefilter``; default: one worker per CPU but this process's); other inputs,
+    and
     runs with ``limit``/``sample`` (which need one ordered stream), are read in this process. Ray engine: see
     :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). Raises ``CorpusError``,
     ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
@@ -61,13 +64,19 @@ def filter_corpus(
         from corpus_audit.engines.ray import filter_corpus_ray
 
         return filter_corpus_ray(spec, output, matcher, segmenter, summary, list(keep_fields), engine, progress)
-    workers = workers or default_workers()
-    parallel = workers > 1 and not (spec.hf_dataset or spec.limit or spec.sample)
-    files = line_batch_files(spec.inputs, spec.options) if parallel else None
+    prefilter = prefilter_available()
+    if workers is None:
+        # By default this process pre-filters the lines while the workers take the other CPUs (one at least).
+        workers = default_workers(prefiltered=prefilter)
+        parallel = prefilter or workers > 1
+    else:
+        parallel = workers > 1
+    one_stream = spec.hf_dataset or spec.limit or spec.sample
+    files = line_batch_files(spec.inputs, spec.options) if parallel and not one_stream else None
     if files:
         batches = iter_line_batches(files, summary.reading)
         return run_filter_parallel(batches, spec.options, summary, output, matcher, segmenter, keep_fields, workers,
-                                   progress)
+                                   progress, prefilter)
     documents = iter_documents(spec.inputs, spec.options, summary.reading, limit=spec.limit, sample=spec.sample,
                                seed=spec.seed, hf_dataset=spec.hf_dataset, hf_config=spec.hf_config,
                                hf_split=spec.hf_split)

@@ -8,6 +8,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +16,33 @@ from corpus_audit.corpus.documents import ReaderOptions
 from corpus_audit.corpus.filter import filter_unit, init_filter_worker, merge_filtered
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.prefilter import line_prefilter
 from corpus_audit.corpus.readers import LineBatch
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
 
 MAX_AUTO_WORKERS = 8  # each worker holds its own spaCy pipeline (about 150 MB)
+#: Bytes of JSON Lines sent to the workers and not yet merged, per worker (about two batches each).
+IN_FLIGHT_BYTES_PER_WORKER = 2 << 20
 
 
-def default_workers() -> int:
-    """One worker per CPU this process may use, at most ``MAX_AUTO_WORKERS``."""
+def default_workers(prefiltered: bool = False) -> int:
+    """One worker per CPU this process may use, at most ``MAX_AUTO_WORKERS``; one fewer (at least one) when this
+    process pre-filters the lines, which keeps a CPU busy."""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cpus, MAX_AUTO_WORKERS))
+    return max(1, min(cpus - prefiltered, MAX_AUTO_WORKERS))
+
+
+@dataclass
+class _Unit:
+    """A batch in flight: where its reading problems go, its worker's result (None: nothing was sent), the bytes
+    sent, and the documents the pre-filter counted."""
+
+    source: str
+    skips: list[tuple[str, int | None]]
+    result: Any
+    size: int
+    plain_documents: int
 
 
 def iter_kept_sentences_parallel(
@@ -36,11 +53,17 @@ def iter_kept_sentences_parallel(
     summary: FilterSummary,
     keep_fields: Iterable[str] = (),
     workers: int = 2,
+    prefilter: bool = False,
 ) -> Iterator[KeptSentence]:
     """:func:`iter_kept_sentences` over the documents of JSON Lines ``batches``, parsed and filtered by
     ``workers`` processes; yields the same sentences in the same order and leaves the same counts.
 
-    At most ``2 * workers + 2`` batches are in flight, so memory stays bounded whatever the input size.
+    With ``prefilter`` (and Hyperscan installed), this process scans each batch
+    (:mod:`corpus_audit.corpus.prefilter`) and sends only the lines it lets through to the workers, counting the
+    others as documents.
+
+    At most ``IN_FLIGHT_BYTES_PER_WORKER`` bytes per worker are sent and not yet merged, so memory stays bounded
+    whatever the input size.
     """
     keep_fields = tuple(keep_fields)
     # fork shares the matcher and settings without pickling and starts in milliseconds; elsewhere the
@@ -48,18 +71,37 @@ def iter_kept_sentences_parallel(
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
     with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) as pool:
-        pending: deque[tuple[LineBatch, Any]] = deque()
+        # Built once the workers are starting (they import spaCy meanwhile); None without Hyperscan.
+        scanner = line_prefilter(matcher, options.text_field) if prefilter else None
+        pending: deque[_Unit] = deque()
+        in_flight = 0
         for batch in batches:
-            pending.append((batch, pool.apply_async(filter_unit, (batch,))))
-            if len(pending) > 2 * workers + 1:
-                yield from _merge_result(*pending.popleft(), summary, options.strict)
+            if scanner is None:
+                pending.append(_Unit(batch.source, batch.skips, pool.apply_async(filter_unit, (batch,)),
+                                     len(batch.data), 0))
+            else:
+                kept = scanner.split(batch)
+                size = sum(len(run.data) for run in kept.runs)
+                pending.append(_Unit(batch.source, batch.skips, pool.apply_async(filter_unit, (kept.runs,))
+                                     if kept.runs else None, size, kept.plain_documents))
+            in_flight += pending[-1].size
+            # Merge what is done, and wait for the oldest while too much is in flight; a pre-filtered batch often
+            # sends nothing, so this process scans on while the workers start.
+            while pending and (pending[0].result is None or pending[0].result.ready()
+                               or in_flight > IN_FLIGHT_BYTES_PER_WORKER * workers):
+                in_flight -= pending[0].size
+                yield from _merge_result(pending.popleft(), summary, options.strict)
         while pending:
-            yield from _merge_result(*pending.popleft(), summary, options.strict)
+            yield from _merge_result(pending.popleft(), summary, options.strict)
 
 
-def _merge_result(batch: LineBatch, result: Any, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
+def _merge_result(unit: _Unit, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
     # get() re-raises a worker's CorpusError (strict mode) in input order
-    return merge_filtered(*result.get(), batch.source, batch.skips, summary, strict)
+    kept, counted = unit.result.get() if unit.result is not None else ([], FilterSummary(lang=summary.lang))
+    # Documents the pre-filter left out hold no term: read and dropped by the exact path, no more.
+    counted.documents_processed += unit.plain_documents
+    counted.reading.documents += unit.plain_documents
+    return merge_filtered(kept, counted, unit.source, unit.skips, summary, strict)
 
 
 def run_filter_parallel(
@@ -72,9 +114,12 @@ def run_filter_parallel(
     keep_fields: Iterable[str] = (),
     workers: int = 2,
     progress: bool = False,
+    prefilter: bool = False,
 ) -> FilterSummary:
-    """:func:`run_filter` for JSON Lines ``batches`` (counted into ``summary.reading``), with ``workers`` processes."""
+    """:func:`run_filter` for JSON Lines ``batches`` (counted into ``summary.reading``), with ``workers`` processes
+    (and a ``prefilter`` in this process)."""
     keep_fields = list(keep_fields)
     start = time.perf_counter()
-    rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers)
+    rows = iter_kept_sentences_parallel(batches, options, matcher, segmenter, summary, keep_fields, workers,
+                                        prefilter)
     return write_merged_rows(rows, summary, output, keep_fields, progress, start)

@@ -16,12 +16,14 @@ Heads (the ``head`` parameter):
 
 Targets are (warmth, competence) per sentence in {-1, 0, 1}; NaN (and 0 unless ``neutral``) marks a dimension the
 sentence does not label. After ``fit`` the estimator keeps only plain arrays (``projection_``), so it saves to a
-data-only ``.npz`` (no pickle) and reloads without scikit-learn objects. :meth:`SCMAxes.attach_judgement` adds the
+data-only ``.npz`` (no pickle) and reloads without scikit-learn objects; scikit-learn is imported only to fit (the
+estimator has the ``get_params`` of one, not its base class, whose import alone costs seconds). :meth:`SCMAxes.attach_judgement` adds the
 judgement gate and the dimension heads; :meth:`SCMAxes.measure` gives every output column (``OUTPUT_COLUMNS``).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import zipfile
 import zlib
@@ -29,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
 
 from corpus_audit import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
+from corpus_audit.embed.base import same_embeddings
 from corpus_audit.scm.heads import KINDS, ClassifierHead
 from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS
 from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
@@ -68,7 +70,7 @@ def axis_classes(neutral: bool) -> tuple[str, ...]:
     return ("low", "neutral", "high") if neutral else ("low", "high")
 
 
-class SCMAxes(TransformerMixin, BaseEstimator):
+class SCMAxes:
     """Project sentence embeddings onto the SCM warmth and competence axes.
 
     Parameters
@@ -107,6 +109,11 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         self.alpha = alpha
         self.random_state = random_state
         self.neutral = neutral
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters, as scikit-learn's ``get_params`` gives them."""
+        return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
+                if name != "self"}
 
     def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> SCMAxes:
         """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN."""
@@ -213,9 +220,12 @@ class SCMAxes(TransformerMixin, BaseEstimator):
         return out
 
     def check_embedder(self, embedder_id: str) -> None:
-        """Raise ``AxesMismatchError`` unless these axes were trained on ``embedder_id``."""
+        """Raise ``AxesMismatchError`` unless these axes were trained on the embeddings of ``embedder_id``: the same
+        model id, or the same weights run by a backend that computes the same embeddings
+        (:func:`~corpus_audit.embed.base.same_embeddings`: the shipped minilm axes, trained with
+        sentence-transformers, apply to the onnxruntime fp32 backend, whose export is checked against it)."""
         trained_on = self.metadata_.get("embedder_id")
-        if trained_on != embedder_id:
+        if not isinstance(trained_on, str) or not same_embeddings(trained_on, embedder_id):
             raise AxesMismatchError(
                 f"these axes were trained on embeddings of {trained_on!r}, not {embedder_id!r}; "
                 "train axes for this model with `corpus-audit axes train --model ...`"

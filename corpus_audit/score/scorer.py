@@ -41,14 +41,16 @@ class ModelLoader(Protocol):
 class ModelSpec:
     """The embedding model and axes to score with, as options: picklable, so that an engine can send it to its
     workers, which each load the model once. ``model`` None: the language's default model; ``axes_path`` None: the
-    shipped or cached axes of the model (trained now and cached if there are none); ``embedding_cache``: the folder
-    of the embedding cache (:mod:`corpus_audit.embed.cache`), None for none."""
+    shipped or cached axes of the model (trained now and cached if there are none); ``backend``: how a
+    sentence-transformers model runs (``corpus_audit.embed.BACKENDS``); ``embedding_cache``: the folder of the
+    embedding cache (:mod:`corpus_audit.embed.cache`), None for none."""
 
     lang: str
     model: str | None = None
     device: str = "cpu"
     batch_size: int = 64
     axes_path: str | None = None
+    backend: str = "auto"
     embedding_cache: str | None = None
 
     def check(self, device: str | None = None) -> None:
@@ -57,7 +59,7 @@ class ModelSpec:
         from corpus_audit.embed import check_model
         from corpus_audit.scm.axes import SCMAxes
 
-        check_model(self.model, self.lang, device or self.device, self.batch_size)
+        check_model(self.model, self.lang, device or self.device, self.batch_size, self.backend)
         if self.axes_path:
             SCMAxes.load(self.axes_path)
 
@@ -65,7 +67,8 @@ class ModelSpec:
         from corpus_audit.embed import load_embedder
         from corpus_audit.scm.store import axes_for
 
-        embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size)
+        embedder = load_embedder(self.model, lang=self.lang, device=self.device, batch_size=self.batch_size,
+                                 backend=self.backend, log=to_stderr)
         axes = axes_for(embedder, self.lang, self.axes_path, log=to_stderr)
         if self.embedding_cache:
             from corpus_audit.embed.cache import CachedEmbedder

@@ -135,10 +135,14 @@ def test_report_command_rebuilds_report_and_missing_figures(audit_copy):
 
 
 def test_plot_command_rebuilds_figures(audit_copy):
-    old = {stem: _age(audit_copy / f"{stem}.svg") for stem in FIGURES}
+    old = {stem: _age(audit_copy / f"{stem}.png") for stem in FIGURES}
     result = CliRunner().invoke(main, ["plot", str(audit_copy)])
     assert result.exit_code == 0, result.output
-    assert all((audit_copy / f"{stem}.svg").stat().st_mtime_ns != old[stem] for stem in FIGURES)
+    assert all((audit_copy / f"{stem}.png").stat().st_mtime_ns != old[stem] for stem in FIGURES)
+    assert not any((audit_copy / f"{stem}.svg").exists() for stem in FIGURES)
+    result = CliRunner().invoke(main, ["plot", str(audit_copy), "--svg"])
+    assert result.exit_code == 0, result.output
+    assert all("<svg" in (audit_copy / f"{stem}.svg").read_text() for stem in FIGURES)
 
 
 @pytest.mark.parametrize("command", ["report", "plot"])

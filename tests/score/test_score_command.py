@@ -183,7 +183,7 @@ def test_spanish_train_score_and_audit_use_the_spanish_default_or_the_given_mode
     from corpus_audit.languages import LANGUAGES
 
     default = LANGUAGES["es"].default_model
-    monkeypatch.setitem(NAMED_MODELS, default, NamedModel(lambda device, batch_size: SentenceTransformerEmbedder(
+    monkeypatch.setitem(NAMED_MODELS, default, NamedModel(lambda device, batch_size, *_: SentenceTransformerEmbedder(
         "tiny-default-es", path=tiny_st_model, device=device, batch_size=batch_size), NAMED_MODELS[default].package))
     model = ["--model", tiny_st_model] if how == "--model" else []
     expected_id = f"sentence-transformers:{tiny_st_model if model else 'tiny-default-es'}@"

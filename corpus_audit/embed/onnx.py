@@ -1,0 +1,258 @@
+"""A sentence-transformers model folder run by onnxruntime and ``tokenizers`` directly: neither torch nor
+sentence-transformers is imported once the model has been exported.
+
+Supported folders: ``modules.json`` lists a Transformer, a Pooling (mean or CLS token) and optionally a Normalize
+module, no default prompt, the weights are ``model.safetensors`` and the tokenizer is ``tokenizer.json``; anything
+else stays on the sentence-transformers backend. The pooling is read from the folder's Pooling configuration (either
+file layout of sentence-transformers); the sequence length and the lower-casing are taken at export from the
+sentence-transformers model itself (they come from several files, differently across its releases) and kept in
+``meta.json``.
+
+The first use exports the transformer to ONNX into the user cache (:func:`export`, the one function that imports
+torch), keyed by the SHA-256 of the weights and configuration files (:meth:`SentenceModelConfig.identity`); the ONNX
+file (a protobuf, nothing is unpickled) and then ``meta.json`` are written atomically, so that a killed export leaves
+no half model behind. The export is checked
+against the sentence-transformers model on probe sentences and records its weights hash
+(:attr:`SentenceTransformerEmbedder.weights_sha256`): the ONNX embedder names the same weights, and its backend
+``onnxruntime-fp32`` names how they run (see :func:`corpus_audit.embed.base.same_embeddings`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from corpus_audit.common.atomic import atomic_path, write_text_atomic
+from corpus_audit.common.resources import sha256_files
+from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError
+
+if TYPE_CHECKING:
+    from onnxruntime import InferenceSession
+    from tokenizers import Tokenizer
+
+#: Bumped when the exported graph or meta.json changes, so that older exports are not reused.
+EXPORT_FORMAT = 1
+#: The module classes of a supported folder, in order (their module paths moved across sentence-transformers releases).
+SUPPORTED_MODULES = (["Transformer", "Pooling"], ["Transformer", "Pooling", "Normalize"])
+#: Pooling modes, as a Pooling config names them: ``pooling_mode`` (newer releases) or one true ``pooling_mode_*``.
+POOLING_MODES = {"mean": "mean", "cls": "cls", "pooling_mode_mean_tokens": "mean", "pooling_mode_cls_token": "cls"}
+
+
+class UnsupportedModelError(EmbedderError):
+    """A model folder that the onnxruntime backend cannot run (the sentence-transformers backend may)."""
+
+
+@dataclass(frozen=True)
+class SentenceModelConfig:
+    """A supported sentence-transformers folder: its pooling, and where its files are."""
+
+    folder: Path
+    pooling: str  # "mean" or "cls"
+
+    @property
+    def weights(self) -> Path:
+        return self.folder / "model.safetensors"
+
+    @property
+    def tokenizer(self) -> Path:
+        return self.folder / "tokenizer.json"
+
+    def identity(self) -> str:
+        """SHA-256 of the weights and of the files that say how they run (tokenizer, sequence length, modules)."""
+        names = ("config.json", "config_sentence_transformers.json", "modules.json", "sentence_bert_config.json",
+                 "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json")
+        return sha256_files([self.weights, *(self.folder / name for name in names if (self.folder / name).is_file())])
+
+
+def read_config(folder: str | Path) -> SentenceModelConfig:
+    """The module configuration of a sentence-transformers folder; ``UnsupportedModelError`` for a folder this
+    backend cannot run exactly as sentence-transformers does."""
+    folder = Path(folder)
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        kinds = [module["type"].rsplit(".", 1)[-1] for module in modules]
+        if kinds not in SUPPORTED_MODULES or modules[0]["path"] != "" \
+                or not all(module["type"].startswith("sentence_transformers.") for module in modules):
+            raise UnsupportedModelError(f"{folder}: modules {kinds} (supported: Transformer in the folder itself, "
+                                        "Pooling, optionally Normalize)")
+        pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+        settings_file = folder / "config_sentence_transformers.json"
+        settings = json.loads(settings_file.read_text(encoding="utf-8")) if settings_file.is_file() else {}
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
+        raise UnsupportedModelError(f"{folder}: not a readable sentence-transformers folder ({error})") from None
+    modes = [pooling["pooling_mode"]] if "pooling_mode" in pooling else \
+        [mode for mode, on in pooling.items() if mode.startswith("pooling_mode_") and on is True]
+    if len(modes) != 1 or modes[0] not in POOLING_MODES:
+        raise UnsupportedModelError(f"{folder}: pooling {modes} (supported: mean or cls)")
+    if settings.get("default_prompt_name"):
+        raise UnsupportedModelError(f"{folder}: a default prompt ({settings['default_prompt_name']!r})")
+    config = SentenceModelConfig(folder, POOLING_MODES[modes[0]])
+    for needed in (config.weights, config.tokenizer):
+        if not needed.is_file():
+            raise UnsupportedModelError(f"{folder}: no {needed.name}")
+    return config
+
+
+def export_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "corpus-audit" / "onnx"
+
+
+def exported_model(config: SentenceModelConfig, log: Callable[[str], None]) -> tuple[Path, dict]:
+    """The ONNX file of ``config``'s transformer and its metadata, exported now if the cache has none."""
+    target = export_cache_dir() / f"{config.identity()[:32]}-v{EXPORT_FORMAT}"
+    try:
+        meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
+        if (target / "model.onnx").is_file():
+            return target / "model.onnx", meta
+    except (OSError, ValueError):
+        pass  # not exported yet, or an export was interrupted before its meta.json: export again
+    log(f"exporting {config.folder} to ONNX once, into {target} (needs torch; a minute at most)")
+    return target / "model.onnx", export(config, target)
+
+
+class OnnxEmbedder(Embedder):
+    """A sentence-transformers folder (:func:`read_config`) run by onnxruntime in fp32: the embeddings of the
+    sentence-transformers backend up to float rounding (checked at export), without importing torch, in batches of
+    equal token counts."""
+
+    backend = ONNX_FP32_BACKEND
+
+    def __init__(self, name: str, folder: str | Path, batch_size: int = 64,
+                 log: Callable[[str], None] = lambda message: None) -> None:
+        super().__init__(name, batch_size)
+        import onnxruntime
+
+        self.config = read_config(folder)
+        model_file, meta = exported_model(self.config, log)
+        self._weights_sha256: str = meta["weights_sha256"]
+        self._dimension = int(meta["dimension"])
+        self._lowercase = bool(meta["lowercase"])
+        self.tokenizer = load_tokenizer(self.config, meta)
+        self._token_counter = load_tokenizer(self.config, meta)
+        self._token_counter.no_padding()
+        options = onnxruntime.SessionOptions()
+        # Idle threads sleep instead of spinning: on a busy machine (filter workers, other jobs) spinning threads
+        # took a third longer to embed the same sentences.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    @property
+    def weights_sha256(self) -> str:
+        return self._weights_sha256
+
+    def _lengths(self, texts: list[str]) -> list[int]:
+        # Batches of equal token counts: sorted by characters, a batch of Reddit sentences was 30% padding.
+        return [len(encoding.ids) for encoding in self._token_counter.encode_batch(_prepared(texts, self._lowercase))]
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        return pooled_embeddings(self.session, self.tokenizer, self.config, self._lowercase, texts)
+
+
+def _prepared(texts: list[str], lowercase: bool) -> list[str]:
+    # sentence-transformers strips each text, and lower-cases it when its Transformer module says so.
+    return [text.strip().lower() if lowercase else text.strip() for text in texts]
+
+
+def load_tokenizer(config: SentenceModelConfig, meta: dict) -> Tokenizer:
+    """The folder's fast tokenizer, truncating and padding as sentence-transformers asks its tokenizer to."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(config.tokenizer))
+    tokenizer.enable_truncation(max_length=int(meta["max_seq_length"]))
+    tokenizer.enable_padding(pad_id=int(meta["pad_id"]), pad_token=meta["pad_token"])
+    return tokenizer
+
+
+def pooled_embeddings(session: InferenceSession, tokenizer: Tokenizer, config: SentenceModelConfig, lowercase: bool,
+                      texts: list[str]) -> np.ndarray:
+    """``texts`` through the ONNX transformer, pooled as the folder's Pooling module pools (not normalised)."""
+    encodings = tokenizer.encode_batch(_prepared(texts, lowercase))
+    ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
+    mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    inputs = {node.name for node in session.get_inputs()}
+    tokens = session.run(None, {name: value for name, value in feeds.items() if name in inputs})[0]
+    if config.pooling == "cls":
+        return tokens[:, 0]
+    weights = mask[:, :, None].astype(np.float32)
+    return (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+
+
+#: Largest difference allowed between an exported model's unit embeddings and sentence-transformers' (fp32 noise
+#: is about 1e-6; the scores of the shipped axes move less than 1e-4 within it).
+EXPORT_TOLERANCE = 2e-5
+OPSET = 17
+#: Probe sentences of many lengths, batched together (padding) and one past any sequence limit (truncation).
+PROBE_SENTENCES = [
+    "ok", "They are kind.", "  These people are cruel, hostile and cold.  ", "Ich bin müde; él está cansado.",
+    "People with this condition are lazy and should just try harder, my uncle says.",
+    "I was diagnosed last year and honestly the worst part is how my coworkers treat me now.",
+    " ".join(["word"] * 600),
+]
+
+
+def export(config: SentenceModelConfig, target: Path) -> dict:
+    """Export ``config``'s transformer to ``target/model.onnx``, check it on :data:`PROBE_SENTENCES` against the
+    sentence-transformers model, and write ``target/meta.json`` (last: its presence marks a finished export).
+    Returns the metadata."""
+    import onnxruntime
+    import torch
+
+    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+
+    reference = SentenceTransformerEmbedder(config.folder.name, path=str(config.folder))
+    transformer = reference.model[0].auto_model.eval()
+    tokenizer = reference.model.tokenizer
+    target.mkdir(parents=True, exist_ok=True)
+    model_file = target / "model.onnx"
+    example = tokenizer(["a b", "c"], padding=True, return_tensors="pt")
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.transformer = transformer
+
+        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            return self.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    with atomic_path(model_file) as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer and deprecation chatter of the exporter
+        axes = {0: "batch", 1: "tokens"}
+        # The TorchScript exporter writes one self-contained file (the dynamo one splits off the weights).
+        torch.onnx.export(LastHiddenState(), (example["input_ids"], example["attention_mask"]), str(tmp),
+                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
+                          dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+                          opset_version=OPSET, dynamo=False)
+    meta = {"format": EXPORT_FORMAT, "source": str(config.folder), "weights_sha256": reference.weights_sha256,
+            "dimension": reference.dimension, "pad_id": tokenizer.pad_token_id, "pad_token": tokenizer.pad_token,
+            "max_seq_length": reference.model.max_seq_length, "lowercase": bool(reference.model[0].do_lower_case),
+            "opset": OPSET, "versions": {package: metadata.version(package)
+                                         for package in ("torch", "transformers", "sentence-transformers")}}
+    session = onnxruntime.InferenceSession(str(model_file), providers=["CPUExecutionProvider"])
+    ours = _unit(pooled_embeddings(session, load_tokenizer(config, meta), config, meta["lowercase"], PROBE_SENTENCES))
+    theirs = _unit(reference.model.encode(PROBE_SENTENCES, convert_to_numpy=True, show_progress_bar=False))
+    meta["max_abs_difference"] = float(np.abs(ours - theirs).max())
+    if not meta["max_abs_difference"] <= EXPORT_TOLERANCE:
+        shutil.rmtree(target, ignore_errors=True)
+        raise EmbedderError(f"the ONNX export of {config.folder} differs from sentence-transformers by "
+                            f"{meta['max_abs_difference']:.2g} (> {EXPORT_TOLERANCE}); use --backend torch")
+    write_text_atomic(target / "meta.json", json.dumps(meta, indent=1))
+    return meta
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)

@@ -1,0 +1,113 @@
+"""The onnxruntime backend: the embeddings and scores of sentence-transformers, its identity, its export cache, and
+a hot path without torch."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from corpus_audit.embed import EmbedderError, check_model, load_embedder
+from corpus_audit.embed.base import same_embeddings
+from corpus_audit.embed.onnx import UnsupportedModelError, export_cache_dir, read_config
+from corpus_audit.scm.axes import AxesMismatchError
+from corpus_audit.scm.store import axes_for
+from corpus_audit.stigma.quadrants import quadrant_of
+
+SENTENCES = ["these people are kind", "they are cruel and cold", "they are never smart .", "people",
+             "these people are always warm and smart and never stupid"]
+
+
+@pytest.fixture(scope="module")
+def onnx_cache(tmp_path_factory):
+    """One export cache for the module (an export takes seconds), never the user's."""
+    with pytest.MonkeyPatch.context() as patch:
+        cache = tmp_path_factory.mktemp("xdg")
+        patch.setenv("XDG_CACHE_HOME", str(cache))
+        yield cache
+
+
+def test_tiny_model_on_onnx_embeds_as_sentence_transformers(tiny_st_model, onnx_cache):
+    ours = load_embedder(tiny_st_model, backend="onnx")
+    theirs = load_embedder(tiny_st_model, backend="torch")
+    assert ours.model_id == theirs.model_id.replace("sentence-transformers:", "onnxruntime-fp32:", 1)
+    assert np.abs(ours.encode(SENTENCES) - theirs.encode(SENTENCES)).max() <= 1e-5
+    exported = list(export_cache_dir().glob("*/meta.json"))
+    assert len(exported) == 1 and json.loads(exported[0].read_text())["max_abs_difference"] <= 1e-5
+    # Loaded again from the cache, not exported again.
+    stamp = exported[0].stat().st_mtime_ns
+    assert load_embedder(tiny_st_model, backend="onnx").model_id == ours.model_id
+    assert exported[0].stat().st_mtime_ns == stamp
+
+
+def test_an_interrupted_export_is_redone(tiny_st_model, onnx_cache):
+    load_embedder(tiny_st_model, backend="onnx")
+    (meta,) = export_cache_dir().glob("*/meta.json")
+    meta.unlink()  # as if killed between the ONNX file and its meta.json
+    embedder = load_embedder(tiny_st_model, backend="onnx")
+    assert meta.is_file() and embedder.encode(["they are kind"]).shape == (1, embedder.dimension)
+
+
+def test_pooling_and_length_are_read_from_the_folder(tiny_st_model, tmp_path):
+    assert read_config(tiny_st_model).pooling == "mean"
+    folder = tmp_path / "max-pooled"
+    folder.mkdir()
+    (folder / "modules.json").write_text((Path(tiny_st_model) / "modules.json").read_text())
+    modules = json.loads((folder / "modules.json").read_text())
+    (folder / modules[1]["path"]).mkdir()
+    (folder / modules[1]["path"] / "config.json").write_text(json.dumps(  # the older layout of a Pooling config
+        {"word_embedding_dimension": 32, "pooling_mode_max_tokens": True, "pooling_mode_mean_tokens": False}))
+    with pytest.raises(UnsupportedModelError, match="pooling"):
+        read_config(folder)
+    with pytest.raises(EmbedderError, match="pooling"):
+        check_model(str(folder), backend="onnx")
+
+
+def test_backend_option_is_checked_before_loading():
+    with pytest.raises(EmbedderError, match="own engine"):
+        check_model("e5-small", lang="es", backend="onnx")
+    with pytest.raises(EmbedderError, match="local model folder"):
+        check_model("someone/some-model", backend="onnx")
+    with pytest.raises(EmbedderError, match="unknown backend"):
+        check_model("minilm", backend="openvino")
+
+
+def test_same_embeddings_rule():
+    weights = "all-MiniLM-L6-v2@2c705a5e3279"
+    assert same_embeddings(f"sentence-transformers:{weights}", f"onnxruntime-fp32:{weights}")
+    assert same_embeddings(f"onnxruntime-fp32:{weights}", f"sentence-transformers:{weights}")
+    assert not same_embeddings(f"sentence-transformers:{weights}", "onnxruntime-fp32:all-MiniLM-L6-v2@000000000000")
+    assert not same_embeddings(f"sentence-transformers:{weights}", f"onnxruntime-int8:{weights}")
+    assert not same_embeddings(f"use:{weights}", f"onnxruntime-fp32:{weights}")
+
+
+@pytest.mark.slow
+def test_minilm_default_is_onnx_with_the_scores_of_torch(onnx_cache, tiny_st_model):
+    onnx, torch = load_embedder("minilm"), load_embedder("minilm", backend="torch")
+    assert onnx.model_id.startswith("onnxruntime-fp32:all-MiniLM-L6-v2@")
+    axes = axes_for(onnx, "en", log=pytest.fail)  # the shipped axes, trained with sentence-transformers
+    with pytest.raises(AxesMismatchError):
+        axes.check_embedder(load_embedder(tiny_st_model, backend="onnx").model_id)
+    with gzip.open("tests/data/corpus_reddit_sample_en.jsonl.gz", "rt", encoding="utf-8") as handle:
+        texts = [json.loads(line)["text"][:400] for line in handle][:300]
+    ours, theirs = axes.measure(onnx.encode(texts)), axes.measure(torch.encode(texts))
+    assert np.nanmax(np.abs(ours - theirs)) <= 1e-4
+    np.testing.assert_array_equal(quadrant_of(ours[:, 0], ours[:, 1]), quadrant_of(theirs[:, 0], theirs[:, 1]))
+
+
+@pytest.mark.slow
+def test_onnx_hot_path_imports_neither_torch_nor_sentence_transformers(onnx_cache):
+    load_embedder("minilm")  # exported (once per module)
+    code = ("import sys; from corpus_audit.score.scorer import ModelSpec, score_texts; "
+            "embedder, axes = ModelSpec('en').load(); score_texts(['they are kind'], embedder, axes); "
+            "print(embedder.model_id, sorted({'torch', 'sentence_transformers', 'transformers', 'sklearn'} "
+            "& set(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "XDG_CACHE_HOME": str(onnx_cache)})
+    assert result.stdout.split()[0].startswith("onnxruntime-fp32:") and result.stdout.strip().endswith("[]")
