@@ -8,6 +8,9 @@ import math
 from typing import Any
 
 from corpus_audit.stigma.quadrants import GROUPS
+from corpus_audit.stigma.stats import MIN_GROUP_SIZE
+
+ALPHA = 0.05
 
 
 def _number(value: Any, digits: int = 2) -> str:
@@ -18,16 +21,16 @@ def _score_sentence(score: str, comparison: dict[str, Any]) -> str:
     difference, (low, high) = comparison["mean_difference"], comparison["mean_difference_ci"]
     detectable, p = comparison.get("minimum_detectable_difference"), comparison["mann_whitney_p"]
     words = {"warmth": ("warmer", "colder"), "competence": ("more competent", "less competent")}[score]
-    if difference is None or low is None or high is None:
-        return f"{score}: too few sentences to compare."
-    direction = words[0] if difference > 0 else words[1]
-    interval = f"{_number(difference)} [95% CI {_number(low)} to {_number(high)}]"
+    if difference is None or low is None or high is None or p is None:
+        return f"on {score}, too few sentences to compare."
+    interval = f"{_number(difference)} [95% CI {_number(low)} to {_number(high)}], Mann–Whitney p {p:.2g}"
     size = "" if detectable is None else f"; these group sizes detect differences of about {detectable:.2f} or more"
-    if low > 0 or high < 0:
-        return (f"on {score}, mental-illness mentions read {direction} than physical ones: mental − physical "
-                f"{interval}, Mann–Whitney p {p:.2g}{size}.")
-    return (f"on {score}, no difference shows: mental − physical {interval}, Mann–Whitney p {p:.2g}{size}"
-            + (" (a smaller difference may exist unseen)." if detectable is not None else "."))
+    # a direction is claimed only where the interval and the test agree (with tiny groups the bootstrap
+    # interval alone is too narrow)
+    if (low > 0 or high < 0) and p < ALPHA:
+        return (f"on {score}, mental-illness mentions read {words[0] if difference > 0 else words[1]} than physical "
+                f"ones: mental − physical {interval}{size}.")
+    return f"on {score}, no difference shows: mental − physical {interval}{size} (a smaller one may exist unseen)."
 
 
 def verdict(analysis: dict[str, Any], n_documents: int | None = None) -> list[str]:
@@ -53,6 +56,10 @@ def verdict(analysis: dict[str, Any], n_documents: int | None = None) -> list[st
         comparisons = part["comparisons"]
         lines.append(f"Comparing {counts['mental']} mental with {counts['physical']} physical {what}: "
                      + " Then ".join(_score_sentence(score, comparisons[score]) for score in ("warmth", "competence")))
+        small = [group for group in GROUPS if counts[group] < MIN_GROUP_SIZE]
+        if small:
+            lines.append(f"With fewer than {MIN_GROUP_SIZE} {' and '.join(small)} {what}, read these numbers as a "
+                         "description, not as evidence of a difference.")
     if judgement:
         dimensions = [row for row in judgement["dimensions"] if row.get("top_share_mental") is not None]
         if dimensions:

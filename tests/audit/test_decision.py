@@ -148,3 +148,13 @@ def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
     assert json.loads((tmp_path / "compare.json").read_text())["labels"] == ["before", "after"]
     refused = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "-o", str(tmp_path / "c.txt")])
     assert refused.exit_code != 0 and "compare writes an HTML report or JSON: name the output .html or .json" in refused.output
+
+
+def test_verdict_claims_no_direction_from_a_narrow_interval_alone():
+    def comparison(n_b: int) -> dict:
+        return {"n_a": 111, "n_b": n_b, "mean_difference": -0.24, "mean_difference_ci": [-0.43, -0.04],
+                "mann_whitney_p": 0.42, "minimum_detectable_difference": 1.05}
+    analysis = {"comparisons": {"warmth": comparison(2), "competence": comparison(2)}}
+    text = " ".join(verdict(analysis))
+    assert "no difference shows" in text and "colder" not in text
+    assert "With fewer than 30 physical sentences, read these numbers as a description" in text

@@ -123,4 +123,5 @@ def test_the_filter_writes_the_exact_rows_and_counts(tmp_path, monkeypatch, hide
         results[workers] = (pd.read_parquet(output), {key: value for key, value in summary.items()
                                                       if key not in ("seconds", "megabytes_per_second", "output")})
     assert results[1][0].equals(results[2][0]) and len(results[1][0]) > 30
-    assert results[1][1] == results[2][1] and results[1][1]["records_skipped"] == 3
+    assert results[1][1] == results[2][1] and results[1][1]["records_skipped"] == 2
+    assert results[1][1]["records_repaired"] == 1  # the invalid byte: kept, replaced, counted
