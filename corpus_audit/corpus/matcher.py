@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -133,24 +133,28 @@ def lexicon_files(lexicon_path: str | Path) -> list[Path]:
 
 def load_context_rules(path: str | Path) -> dict[str, str]:
     """Read a context-rules CSV (``rule,exclude_context,note``): rule name -> exclusion regular expression."""
-    path = Path(path)
     rules: dict[str, str] = {}
+    for where, row in _csv_rows(Path(path), _RULE_COLUMNS):
+        name = (row.get("rule") or "").strip()
+        pattern = (row.get("exclude_context") or "").strip()
+        if not name or not pattern:
+            raise LexiconError(f"{where}: empty rule or exclude_context")
+        if name in rules:
+            raise LexiconError(f"{where}: rule {name!r} is defined twice")
+        _compile(pattern, where)
+        rules[name] = pattern
+    return rules
+
+
+def _csv_rows(path: Path, required: Sequence[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    """(``FILE:LINE``, row) of a CSV data file whose header must hold ``required``."""
     with open(path, newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        missing = [col for col in _RULE_COLUMNS if col not in (reader.fieldnames or [])]
+        missing = [col for col in required if col not in (reader.fieldnames or [])]
         if missing:
             raise LexiconError(f"{path}: missing column(s) {', '.join(missing)}")
         for line, row in enumerate(reader, start=2):
-            where = f"{path}:{line}"
-            name = (row.get("rule") or "").strip()
-            pattern = (row.get("exclude_context") or "").strip()
-            if not name or not pattern:
-                raise LexiconError(f"{where}: empty rule or exclude_context")
-            if name in rules:
-                raise LexiconError(f"{where}: rule {name!r} is defined twice")
-            _compile(pattern, where)
-            rules[name] = pattern
-    return rules
+            yield f"{path}:{line}", row
 
 
 def load_lexicon(path: str | Path) -> list[LexiconEntry]:
@@ -159,47 +163,41 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
     rules_path = rules_path_for(path)
     rules: dict[str, str] | None = None  # read on the first entry that names a rule
     entries: list[LexiconEntry] = []
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [col for col in _REQUIRED_COLUMNS if col not in (reader.fieldnames or [])]
-        if missing:
-            raise LexiconError(f"{path}: missing column(s) {', '.join(missing)}")
-        for line, row in enumerate(reader, start=2):
-            where = f"{path}:{line}"
-            term = (row.get("term") or "").strip()
-            illness = (row.get("illness") or "").strip()
-            kind = (row.get("type") or "").strip().lower()
-            case = (row.get("case") or "any").strip().lower() or "any"
-            rule_names = tuple(name.strip() for name in (row.get("rules") or "").split(";") if name.strip())
-            if not term or not illness:
-                raise LexiconError(f"{where}: empty term or illness")
-            if kind not in GROUPS:
-                raise LexiconError(f"{where}: type must be mental or physical, not {kind!r}")
-            if case not in _CASES:
-                raise LexiconError(f"{where}: case must be one of {', '.join(_CASES)}, not {case!r}")
-            if rule_names and rules is None:
-                if not rules_path.is_file():
-                    raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist "
-                                      "(copy the bundled lexicons/<lang>/context_rules.csv beside the lexicon)")
-                rules = load_context_rules(rules_path)
-            unknown = [name for name in rule_names if name not in (rules or {})]
-            if unknown:
-                raise LexiconError(f"{where}: unknown rule(s) {', '.join(unknown)} (not in {rules_path})")
-            own_exclude = row.get("exclude_context") or ""
-            _compile(own_exclude, where)  # reports a bad pattern of this row as such
-            entries.append(
-                LexiconEntry(
-                    term=term,
-                    illness=illness,
-                    type=kind,
-                    exact_case=case == "exact",
-                    rejects_title_case=case == "not_title",
-                    rules=rule_names,
-                    require_context=_compile(row.get("require_context") or "", where),
-                    exclude_context=_any_of([own_exclude, *((rules or {})[name] for name in rule_names)], where),
-                    note=(row.get("note") or "").strip(),
-                )
+    for where, row in _csv_rows(path, _REQUIRED_COLUMNS):
+        term = (row.get("term") or "").strip()
+        illness = (row.get("illness") or "").strip()
+        kind = (row.get("type") or "").strip().lower()
+        case = (row.get("case") or "any").strip().lower() or "any"
+        rule_names = tuple(name.strip() for name in (row.get("rules") or "").split(";") if name.strip())
+        if not term or not illness:
+            raise LexiconError(f"{where}: empty term or illness")
+        if kind not in GROUPS:
+            raise LexiconError(f"{where}: type must be mental or physical, not {kind!r}")
+        if case not in _CASES:
+            raise LexiconError(f"{where}: case must be one of {', '.join(_CASES)}, not {case!r}")
+        if rule_names and rules is None:
+            if not rules_path.is_file():
+                raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist "
+                                  "(copy the bundled lexicons/<lang>/context_rules.csv beside the lexicon)")
+            rules = load_context_rules(rules_path)
+        unknown = [name for name in rule_names if name not in (rules or {})]
+        if unknown:
+            raise LexiconError(f"{where}: unknown rule(s) {', '.join(unknown)} (not in {rules_path})")
+        own_exclude = row.get("exclude_context") or ""
+        _compile(own_exclude, where)  # reports a bad pattern of this row as such
+        entries.append(
+            LexiconEntry(
+                term=term,
+                illness=illness,
+                type=kind,
+                exact_case=case == "exact",
+                rejects_title_case=case == "not_title",
+                rules=rule_names,
+                require_context=_compile(row.get("require_context") or "", where),
+                exclude_context=_any_of([own_exclude, *((rules or {})[name] for name in rule_names)], where),
+                note=(row.get("note") or "").strip(),
             )
+        )
     if not entries:
         raise LexiconError(f"{path}: no entries")
     return entries
