@@ -27,6 +27,11 @@ def test_minimum_detectable_effect_matches_the_normal_approximation_for_large_gr
     assert minimum_detectable_effect(2000, 500) == pytest.approx(expected, rel=2e-3)
     assert minimum_detectable_effect(20, 20) > expected  # the t distribution needs more with few sentences
     assert math.isnan(minimum_detectable_effect(1, 50))
+    from statsmodels.stats.power import TTestIndPower
+
+    for n_a, n_b in ((2, 2), (7, 255), (123, 3331)):
+        reference = TTestIndPower().solve_power(nobs1=n_a, ratio=n_b / n_a, alpha=0.05, power=0.8)
+        assert minimum_detectable_effect(n_a, n_b) == pytest.approx(reference, rel=1e-5)
 
 
 def test_gap_change_is_the_difference_of_the_two_gaps_with_a_covering_ci():
