@@ -173,24 +173,27 @@ def _report_depends(run: AuditRun) -> dict[str, Any]:
 def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     import pandas as pd
 
-    from corpus_audit.audit.analysis import analyse
+    from corpus_audit.audit.analysis import AnalysisResult, analyse
     from corpus_audit.audit.documents import write_documents
-    from corpus_audit.audit.figures import write_figures
+    from corpus_audit.audit.figures import analyse_and_write_figures
     from corpus_audit.audit.report import write_report
     from corpus_audit.stigma.bias_map import load_bias_map
 
     options, folder = run.options, run.folder
     started = time.perf_counter()
     sentences = pd.read_parquet(folder.sentences)
-    result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed,
-                     group_by=options.group_by)
-    with atomic_path(folder.aq27) as tmp:
-        result.bias_map.to_csv(tmp, index=False)
-    write_documents(folder, sentences)
-    run.seconds["analyse"] = time.perf_counter() - started
-    started = time.perf_counter()
-    write_figures(sentences, result, folder)
-    run.seconds["plot"] = time.perf_counter() - started
+
+    def analyse_and_write() -> AnalysisResult:
+        result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed,
+                         group_by=options.group_by)
+        with atomic_path(folder.aq27) as tmp:
+            result.bias_map.to_csv(tmp, index=False)
+        write_documents(folder, sentences)
+        run.seconds["analyse"] = time.perf_counter() - started
+        return result
+
+    result = analyse_and_write_figures(sentences, analyse_and_write, folder)
+    run.seconds["plot"] = time.perf_counter() - started - run.seconds["analyse"]
     folder.write_summary(AuditSummary(
         corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset,
                 "reading": asdict(run.spec.options)}, options=asdict(options),

@@ -1,4 +1,5 @@
-"""Locate the editable data files (lexicons, templates, questionnaires) and the shipped axes; fingerprint files.
+"""Locate the editable data files (lexicons, templates, questionnaires) and the shipped axes; fingerprint files;
+count the CPUs this process may use.
 
 Data ships at the top level of the source tree (``lexicons/``, ``templates/``, ``questionnaires/``) so that users
 can read and edit it; an installed wheel carries a copy under ``corpus_audit/_data/``.
@@ -7,6 +8,7 @@ can read and edit it; an installed wheel carries a copy under ``corpus_audit/_da
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
@@ -50,3 +52,8 @@ def sha256_files(paths: list[Path]) -> str:
         digest.update(path.name.encode())
         digest.update(sha256_file(path).encode())
     return digest.hexdigest()
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform has one, e.g. under a container's cpuset)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -4,7 +4,6 @@ order, same counts); scoring in this process (:class:`~corpus_audit.score.scorer
 from __future__ import annotations
 
 import multiprocessing
-import os
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -12,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from corpus_audit.common.resources import usable_cpus
 from corpus_audit.corpus.documents import ReaderOptions
 from corpus_audit.corpus.filter import filter_unit, init_filter_worker, merge_filtered
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
@@ -29,8 +29,7 @@ IN_FLIGHT_BYTES_PER_WORKER = 2 << 20
 def default_workers(prefiltered: bool = False) -> int:
     """One worker per CPU this process may use, at most ``MAX_AUTO_WORKERS``; one fewer (at least one) when this
     process pre-filters the lines, which keeps a CPU busy."""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cpus - prefiltered, MAX_AUTO_WORKERS))
+    return max(1, min(usable_cpus() - prefiltered, MAX_AUTO_WORKERS))
 
 
 @dataclass

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+
 import matplotlib
 import matplotlib.image as mpimg
 import matplotlib.pyplot as plt
@@ -13,6 +16,7 @@ from matplotlib.colors import to_rgba
 from corpus_audit.audit import analysis
 from corpus_audit.stigma.quadrants import QUADRANTS
 from corpus_audit.audit import figures as plots
+from corpus_audit.audit.folder import AuditFolder
 
 MENTAL = ["depression", "schizophrenia", "anxiety", "bipolar disorder", "anorexia", "ocd", "ptsd"]
 PHYSICAL = ["cancer", "diabetes", "asthma", "arthritis", "epilepsy", "hiv", "flu"]
@@ -208,3 +212,82 @@ def test_aq27_figure_with_tiny_groups_does_not_raise():
     bias = analysis.bias_map_scores(df[df["illness_type"] == "mental"].head(1), n_boot=50)
     fig = plots.aq27_figure(bias)
     assert len(fig.axes[0].get_yticklabels()) == 9
+
+
+# ------------------------------------------------------------------ the audit's figures, two processes at once
+
+
+def _recording_small_multiples(monkeypatch, pid_file, fail_in=None):
+    """Make the small multiples write the drawing process's id to ``pid_file``; raise in ``fail_in`` ("child",
+    "any") processes."""
+    parent, draw = os.getpid(), plots.small_multiples_figure
+
+    def recording(sentences, *args, **kwargs):
+        pid_file.write_text(str(os.getpid()))
+        if fail_in == "any" or (fail_in == "child" and os.getpid() != parent):
+            raise ValueError("cannot draw")
+        return draw(sentences, *args, **kwargs)
+    monkeypatch.setattr(plots, "small_multiples_figure", recording)
+
+
+def _analyse(df):
+    return lambda: analysis.analyse(df, seed=0)
+
+
+def test_analyse_and_write_figures_draws_the_small_multiples_in_another_process(tmp_path, monkeypatch):
+    if plots.usable_cpus() < 2:
+        pytest.skip("one CPU: the figures are drawn in this process")
+    _recording_small_multiples(monkeypatch, tmp_path / "pid")
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+    df = make_df(300)
+    result = plots.analyse_and_write_figures(df, _analyse(df), folder)
+    assert result.quadrants_by_type.equals(analysis.analyse(df, seed=0).quadrants_by_type)
+    assert sorted(path.name for path in folder.path.iterdir()) == sorted(
+        f"{stem}.png" for stem in ("density", "density_by_illness", "quadrant_shares", "aq27"))
+    assert int((tmp_path / "pid").read_text()) != os.getpid()
+    assert mpimg.imread(folder.path / "density_by_illness.png").shape[1] > 400
+
+
+def test_analyse_and_write_figures_on_one_cpu_draws_here(tmp_path, monkeypatch):
+    monkeypatch.setattr(plots, "usable_cpus", lambda: 1)
+    _recording_small_multiples(monkeypatch, tmp_path / "pid")
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+    df = make_df(200)
+    plots.analyse_and_write_figures(df, _analyse(df), folder)
+    assert int((tmp_path / "pid").read_text()) == os.getpid()
+    assert (folder.path / "density_by_illness.png").is_file()
+
+
+def test_a_failed_drawing_process_is_made_good_here(tmp_path, monkeypatch):
+    if plots.usable_cpus() < 2:
+        pytest.skip("one CPU: no drawing process")
+    _recording_small_multiples(monkeypatch, tmp_path / "pid", fail_in="child")
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+    df = make_df(200)
+    plots.analyse_and_write_figures(df, _analyse(df), folder)
+    assert int((tmp_path / "pid").read_text()) == os.getpid()  # drawn again here, after the child failed
+    assert (folder.path / "density_by_illness.png").is_file()
+
+
+def test_a_drawing_error_is_raised_here(tmp_path, monkeypatch):
+    _recording_small_multiples(monkeypatch, tmp_path / "pid", fail_in="any")
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+    df = make_df(200)
+    with pytest.raises(ValueError, match="cannot draw"):
+        plots.analyse_and_write_figures(df, _analyse(df), folder)
+
+
+def test_a_failed_analysis_stops_the_drawing_process(tmp_path):
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+
+    def failing():
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        plots.analyse_and_write_figures(make_df(300), failing, folder)
+    assert multiprocessing.active_children() == []
+    assert not (folder.path / "aq27.png").exists()
