@@ -30,6 +30,10 @@ def _score_sentence(score: str, comparison: dict[str, Any]) -> str:
     if (low > 0 or high < 0) and p < ALPHA:
         return (f"on {score}, mental-illness mentions read {words[0] if difference > 0 else words[1]} than physical "
                 f"ones: mental − physical {interval}{size}.")
+    if low > 0 or high < 0:
+        return (f"on {score}, no reliable difference: the bootstrap interval excludes 0 but the Mann–Whitney test "
+                f"does not reject (with groups this unequal the interval alone is too narrow): mental − physical "
+                f"{interval}{size}.")
     return f"on {score}, no difference shows: mental − physical {interval}{size} (a smaller one may exist unseen)."
 
 

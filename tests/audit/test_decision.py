@@ -161,5 +161,9 @@ def test_verdict_claims_no_direction_from_a_narrow_interval_alone():
                 "mann_whitney_p": 0.42, "minimum_detectable_difference": 1.05}
     analysis = {"comparisons": {"warmth": comparison(2), "competence": comparison(2)}}
     text = " ".join(verdict(analysis))
-    assert "no difference shows" in text and "colder" not in text
+    assert "no reliable difference: the bootstrap interval excludes 0 but the Mann–Whitney test does not" in text
+    assert "colder" not in text
+    plain = " ".join(verdict({"comparisons": {score: {**comparison(200), "mean_difference_ci": [-0.5, 0.1]}
+                                              for score in ("warmth", "competence")}}))
+    assert "on warmth, no difference shows" in plain and "a smaller one may exist unseen" in plain
     assert "With fewer than 30 physical sentences, read these numbers as a description" in text
