@@ -5,9 +5,9 @@
 * ``small_multiples_figure``: one such panel per illness, coloured by the illness's type.
 * ``quadrant_shares_figure``: grouped bars of ``analysis.quadrant_shares(df)``.
 * ``aq27_figure``: ``analysis.bias_map_scores(df)`` per AQ-27 dimension, shares and difference with 95% CIs.
-* ``save_figure``: write PNG/SVG atomically and close the figure; ``write_figures``: all of them into an audit
-  folder (``analyse_and_write_figures``: the small multiples in another process while the analysis runs);
-  ``replot``: rebuild them from the folder's saved tables.
+* ``save_figure``: write PNG/SVG atomically and close the figure; ``analyse_and_write_figures``: all of them into
+  an audit folder (the small multiples in another process while the analysis runs); ``replot``: rebuild them from
+  the folder's saved tables.
 
 Conventions follow ``analysis``: unscored rows (NaN warmth/competence) are left out and "both" sentences
 are drawn in the mental *and* the physical group. Nothing here raises on small groups: a group too small
@@ -39,7 +39,7 @@ from matplotlib.ticker import MaxNLocator, PercentFormatter  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from corpus_audit.audit import analysis  # noqa: E402
-from corpus_audit.audit.folder import FIGURE_FORMATS, AuditFolder  # noqa: E402
+from corpus_audit.audit.folder import FIGURE_FORMATS, FIGURES, AuditFolder  # noqa: E402
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
 from corpus_audit.common.resources import usable_cpus  # noqa: E402
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, scored_rows  # noqa: E402
@@ -397,17 +397,10 @@ def save_figures(figures: dict[str, Figure], folder: AuditFolder,
     return [path for stem, figure in figures.items() for path in save_figure(figure, folder.path / stem, formats)]
 
 
-def write_figures(sentences: pd.DataFrame, result: analysis.AnalysisResult, folder: AuditFolder,
-                  formats: Sequence[str] = FIGURE_FORMATS) -> list[Path]:
-    """Every figure of an audit into ``folder``, in each of ``formats``: the density (the seed paper's Figure 3),
-    per-illness small multiples, quadrant shares and the AQ-27 dimensions."""
-    return save_figures({"density": density_figure(sentences), "density_by_illness": small_multiples_figure(sentences),
-                         **result_figures(result)}, folder, formats)
-
-
 def analyse_and_write_figures(sentences: pd.DataFrame, analyse: Callable[[], analysis.AnalysisResult],
                               folder: AuditFolder, formats: Sequence[str] = FIGURE_FORMATS) -> analysis.AnalysisResult:
-    """Call ``analyse`` and write :func:`write_figures`'s figures; return the analysis.
+    """Call ``analyse`` and write every figure of an audit into ``folder`` in each of ``formats`` (the density, the
+    seed paper's Figure 3; per-illness small multiples; quadrant shares; the AQ-27 dimensions); return the analysis.
 
     The per-illness small multiples, half of the drawing time, need only ``sentences``: where ``fork`` and a
     second CPU are available a forked process draws them while this one analyses and draws the others. If that
@@ -453,5 +446,6 @@ def replot(folder: AuditFolder, strict: bool = False, log: Callable[[str], None]
     audit's seed and its own BIAS map (as ``aq27.csv`` records it); return the paths. ``strict`` and ``log``: see
     :meth:`AuditFolder.read_sentences`."""
     sentences, summary = folder.read_sentences(strict, log), folder.read_summary()
-    result = analysis.analyse(sentences, bias_map=folder.read_bias_map(), seed=summary.seed)
-    return write_figures(sentences, result, folder, formats)
+    analyse_and_write_figures(sentences, lambda: analysis.analyse(sentences, bias_map=folder.read_bias_map(),
+                                                                  seed=summary.seed), folder, formats)
+    return [folder.figure(stem, fmt) for stem in FIGURES for fmt in formats]

@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from corpus_audit.audit.analysis import analyse
-from corpus_audit.audit.figures import write_figures
+from corpus_audit.audit.figures import analyse_and_write_figures
 from corpus_audit.audit.folder import FIGURES, AuditFolder
 from corpus_audit.stigma.bias_map import load_bias_map
 from corpus_audit.stigma.quadrants import quadrant_of
@@ -62,7 +62,7 @@ def audit_dir(tmp_path_factory) -> Path:
     }
     (outdir / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     result.bias_map.to_csv(outdir / "aq27.csv", index=False)
-    write_figures(sentences, result, AuditFolder(outdir))
+    analyse_and_write_figures(sentences, lambda: result, AuditFolder(outdir))
     write_report(AuditFolder(outdir))
     return outdir
 
