@@ -139,3 +139,18 @@ def test_audit_refilters_when_the_term_set_changes(tmp_path: Path) -> None:
     assert depends("paper")["terms"] != depends("extended")["terms"]
     assert {k: v for k, v in depends("paper").items() if k != "terms"} == \
         {k: v for k, v in depends("extended").items() if k != "terms"}
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_precision_sample_is_complete_and_its_mentions_stay_found(lang: str, extended: dict[str, IllnessMatcher]) -> None:
+    """The hand-checked sample (docs/mention_forms.md): every row labelled with its source and licence, round 2 (the
+    reported one) at least 300 sentences, and every mention labelled correct still found with its form."""
+    rows = pd.read_csv(DATA / f"mention_precision_{lang}.csv", keep_default_na=False)
+    assert set(rows["verdict"]) == {"yes", "no"} and rows["licence"].str.len().gt(0).all()
+    assert all(term.lower() in sentence.lower() for term, sentence in zip(rows["term"], rows["sentence"]))
+    assert set(rows["form"]) == set(FORMS) - {"diagnosis"}
+    reported = rows[rows["round"] == 2]
+    assert len(reported) >= 300
+    lost = [(row.term, row.sentence) for row in reported[reported["verdict"] == "yes"].itertuples()
+            if (row.term, row.form) not in {(m.surface, m.form) for m in extended[lang].find(row.sentence)}]
+    assert not lost
