@@ -12,7 +12,12 @@ import pytest
 
 from corpus_audit.common.errors import LexiconError
 from corpus_audit.corpus.filter import CorpusSpec
-from corpus_audit.corpus.matcher import FORMS, IllnessMatcher, default_lexicon_path, load_lexicon
+from corpus_audit.corpus.matcher import (
+    FORMS,
+    IllnessMatcher,
+    default_lexicon_path,
+    load_lexicon,
+)
 from corpus_audit.corpus.prefilter import line_prefilter, prefilter_available
 from corpus_audit.corpus.select import MentionMasker
 from corpus_audit.engines import filter_corpus
