@@ -9,10 +9,9 @@ import click
 
 from corpus_audit.cli.errors import reports_errors
 from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, TERMS_OPTION, corpus_model_options,
-                                      corpus_options,
-                                      corpus_spec_from, embedding_cache_from, embedding_cache_options, engine_from,
-                                      engine_options, log, model_options, output_extension, show_progress,
-                                      text_field_from, text_field_options, warn)
+                                      corpus_options, corpus_spec_from, embedding_cache_from, embedding_cache_options,
+                                      engine_from, engine_options, log, model_options, output_extension,
+                                      show_progress, text_field_from, text_field_options, warn)
 
 
 @click.command("score")
@@ -141,8 +140,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
                   bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None,
                   keep_fields: tuple[str, ...], lexicon: str | None, terms: str, spacy_model: str | None,
-                  workers: int | None,
-                  model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
+                  workers: int | None, model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
                   **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 

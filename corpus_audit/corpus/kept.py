@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read
-from corpus_audit.languages import language_warning
 from corpus_audit.corpus.matcher import FORMS
+from corpus_audit.languages import language_warning
 from corpus_audit.stigma.quadrants import GROUPS, ILLNESS_TYPES
 
 BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type", "forms")

@@ -161,7 +161,7 @@ def load_context_rules(path: str | Path) -> dict[str, ContextRule]:
         name = (row.get("rule") or "").strip()
         rule = ContextRule((row.get("exclude_context") or "").strip(), (row.get("require_context") or "").strip())
         if not name or not (rule.exclude or rule.require):
-            raise LexiconError(f"{where}: empty rule or exclude_context")
+            raise LexiconError(f"{where}: empty rule or exclude_context and require_context")
         if name in rules:
             raise LexiconError(f"{where}: rule {name!r} is defined twice")
         _compile(rule.exclude, where)
