@@ -30,7 +30,7 @@ from corpus_audit.common.checkpoints import Checkpoints, fingerprint
 from corpus_audit.common.errors import Interrupted, UserError
 from corpus_audit.common.resources import data_file, sha256_file, sha256_files
 from corpus_audit.corpus.filter import CorpusSpec
-from corpus_audit.corpus.matcher import default_lexicon_path, lexicon_files
+from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, default_lexicon_path, lexicon_files
 from corpus_audit.embed import model_identity
 from corpus_audit.engines import EngineOptions, filter_corpus, make_scorer
 from corpus_audit.languages import get_language
@@ -51,6 +51,7 @@ class AuditOptions:
     backend: str = "auto"  # corpus_audit.embed.BACKENDS
     axes_path: str | None = None
     lexicon: str | None = None
+    terms: str = DEFAULT_TERM_SET  # the lexicon's term set: paper (diagnoses) or extended (every form)
     spacy_model: str | None = None
     keep_fields: tuple[str, ...] = ()
     workers: int | None = None
@@ -103,13 +104,14 @@ def _filter_depends(run: AuditRun) -> dict[str, Any]:
     options = run.options
     return {"input files": run.spec.identity(), "reading options": asdict(run.spec), "lang": options.lang,
             "lexicon": sha256_files(lexicon_files(options.lexicon or default_lexicon_path(options.lang))),
+            "terms": options.terms,
             "spacy_model": options.spacy_model, "keep_fields": options.keep_fields, "package version": __version__}
 
 
 def _run_filter(run: AuditRun, depends_on: dict[str, Any]) -> None:
     options = run.options
     filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
-                  options.keep_fields, options.workers, run.progress, options.engine)
+                  options.keep_fields, options.workers, run.progress, options.engine, options.terms)
 
 
 def _score_depends(run: AuditRun) -> dict[str, Any]:

@@ -160,6 +160,19 @@ def _counts(summary: AuditSummary) -> str:
     return "<h2>Counts</h2>" + table(("", "count"), rows)
 
 
+def _forms(summary: AuditSummary) -> str:
+    """How the kept sentences name illness: the term set, and mentions per form and type (the share of slang is
+    itself a finding)."""
+    by_form = summary.filter.get("mentions_by_form") or {}
+    total = sum(sum(counts.values()) for counts in by_form.values())
+    rows = [(form, counts.get("mental", 0), counts.get("physical", 0), _pct(sum(counts.values()) / total))
+            for form, counts in by_form.items()] if total else []
+    return (f"<h2>Mention forms</h2><p>Term set: <b>{esc(summary.filter.get('terms', 'paper'))}</b> (paper: the seed "
+            "paper's illness names; extended: also generic terms, person nouns, adjectives, slang and treatment "
+            "words; lexicons/README.md).</p>" + (table(("form", "mental", "physical", "share of mentions"), rows)
+                                                 if rows else ""))
+
+
 def _figure(folder: AuditFolder, stem: str) -> str:
     caption = FIGURES[stem]
     png = folder.figure(stem, "png")
@@ -475,7 +488,7 @@ def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSu
     every = " (all sentences)" if judged else ""
     documents = pd.read_parquet(folder.documents) if folder.documents.is_file() else None
     body = "".join((_header(summary), _verdict(summary, documents), _documents(documents), _warnings(summary),
-                    _groups(analysis), _counts(summary), _categories(analysis),
+                    _groups(analysis), _counts(summary), _forms(summary), _categories(analysis),
                     _judgements(analysis), _figures(folder), _comparisons(analysis, f"Mental vs physical{every}"),
                     _quadrants(analysis, f"Quadrant shares{every}"),
                     _aq27(analysis, f"AQ-27 dimensions through the BIAS map{every}"),

@@ -59,9 +59,10 @@ def iter_kept_sentences(
             summary.sentences_by_type[kind] += 1
             summary.sentences_by_illness.update(illnesses)
             summary.mentions_by_illness.update(m.illness for m in matches)
+            summary.mentions_by_form.update((m.form, m.type) for m in matches)
             summary.terms.update(m.surface.lower() for m in matches)
             yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
-                               [[m.start, m.end] for m in matches], illnesses, kind, fields)
+                               [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
         if matched:
             summary.documents_matched += 1
 
@@ -147,9 +148,9 @@ def run_filter(
     return finish(summary, output, start)
 
 
-def lexicon_info(path: str | Path) -> dict[str, str]:
-    """Provenance of the lexicon used (recorded in the summary)."""
-    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path))}
+def lexicon_info(path: str | Path, terms: str) -> dict[str, str]:
+    """Provenance of the lexicon and term set used (recorded in the summary)."""
+    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path)), "terms": terms}
 
 
 @dataclass

@@ -31,6 +31,7 @@ def output_schema(keep_fields: Iterable[str]) -> pa.Schema:
             ("term_offsets", pa.list_(pa.list_(pa.int32()))),
             ("illnesses", pa.list_(pa.string())),
             ("illness_type", pa.string()),
+            ("forms", pa.list_(pa.string())),
             *[(name, pa.string()) for name in keep_fields],
         ]
     )

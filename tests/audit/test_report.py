@@ -160,3 +160,16 @@ def test_report_renders_in_chromium_without_console_errors(audit_copy):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "console errors: none" in completed.stdout
     assert (audit_copy / "report_screenshot.png").stat().st_size > 0
+
+
+def test_report_counts_mentions_per_form_and_names_the_term_set(audit_copy):
+    text = (audit_copy / "report.html").read_text(encoding="utf-8")
+    assert "Term set: <b>paper</b>" in text  # an audit from before the term sets used the paper's terms
+    summary = json.loads((audit_copy / "summary.json").read_text(encoding="utf-8"))
+    summary["filter"].update(terms="extended", mentions_by_form={"diagnosis": {"mental": 30, "physical": 9},
+                                                                 "slang": {"mental": 11, "physical": 0}})
+    (audit_copy / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    write_report(AuditFolder(audit_copy))
+    text = (audit_copy / "report.html").read_text(encoding="utf-8")
+    assert "Term set: <b>extended</b>" in text
+    assert '<td>slang</td><td class="num">11</td><td class="num">0</td><td class="num">22.0%</td>' in text
