@@ -21,7 +21,8 @@ import pandas as pd
 
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
 from corpus_audit.common.atomic import atomic_path
-from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
+from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, num, p_value, percent, points, table,
+                                      with_ci)
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
@@ -86,22 +87,6 @@ def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) ->
         if (record.get("embedder_id"), record.get("lang"), record.get("recipe")) == (embedder_id, lang, recipe):
             return record
     return None
-
-
-# --------------------------------------------------------------------------------------------- formatting
-
-
-def _pct(value: Any) -> str:
-    return MISSING if is_missing(value) else f"{100 * value:.1f}%"
-
-
-def _pp(value: Any) -> str:
-    """A difference of two shares, in percentage points."""
-    return MISSING if is_missing(value) else f"{100 * value:+.1f} pp"
-
-
-def _with_ci(value: Any, low: Any, high: Any, fmt=num) -> str:
-    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
 
 
 def _sentence_item(row: pd.Series) -> str:
@@ -182,7 +167,7 @@ def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") ->
     for score, c in analysis["comparisons"].items():
         low, high = c["mean_difference_ci"]
         rows.append((score, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-                     _with_ci(c["mean_difference"], low, high), p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
+                     with_ci(c["mean_difference"], low, high), p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
                      f"{num(c['ks_statistic'])} (p {p_value(c['ks_p'])})"))
     results = table(("score", "n mental", "n physical", "mean mental", "mean physical",
                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
@@ -199,7 +184,7 @@ def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") ->
 
 
 def _shares_table(records: list[dict[str, Any]], first: str) -> str:
-    rows = [(r["group"], r["n"], *(_pct(r[q]) for q in QUADRANTS)) for r in records]
+    rows = [(r["group"], r["n"], *(percent(r[q]) for q in QUADRANTS)) for r in records]
     classes = ["small" if r.get("warning") else "" for r in records]
     return table((first, "n", *QUADRANTS), rows, row_classes=classes)
 
@@ -229,12 +214,12 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
                 continue
             label = r["dimension"] if not prefix else f"{r['dimension']} (strict region)"
             rows.append((label, _region(r["warmth"], competence),
-                         _with_ci(r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
-                                  r[f"{prefix}share_mental_ci_high"], _pct),
-                         _with_ci(r[f"{prefix}share_physical"], r[f"{prefix}share_physical_ci_low"],
-                                  r[f"{prefix}share_physical_ci_high"], _pct),
-                         _with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
-                                  r[f"{prefix}difference_ci_high"], _pp),
+                         with_ci(r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
+                                  r[f"{prefix}share_mental_ci_high"], percent),
+                         with_ci(r[f"{prefix}share_physical"], r[f"{prefix}share_physical_ci_low"],
+                                  r[f"{prefix}share_physical_ci_high"], percent),
+                         with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
+                                  r[f"{prefix}difference_ci_high"], points),
                          p_value(r[f"{prefix}p_value"]), p_value(r[f"{prefix}p_holm"])))
             classes.append(css)
     results = table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
@@ -256,7 +241,7 @@ def _categories(analysis: dict[str, Any]) -> str:
                 "'reference' or an older axes file): every sentence that mentions an illness is analysed as if it "
                 "judged people, so clinical descriptions, questions and self-reports weigh as much as judgements. "
                 "Audit with the default axes to separate them.</p>")
-    rows = [(r["group"], r["n"], *(_pct(r[category]) for category in CATEGORIES)) for r in judgement["categories"]]
+    rows = [(r["group"], r["n"], *(percent(r[category]) for category in CATEGORIES)) for r in judgement["categories"]]
     return ("<h2>What the sentences do</h2><p>Each sentence is sorted by the judgement gate: a judgement about "
             "people (a group, or a person because of their illness), or a mention that judges no one "
             "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
@@ -266,8 +251,8 @@ def _categories(analysis: dict[str, Any]) -> str:
 
 def _dimensions(judgement: dict[str, Any]) -> str:
     rows = [(r["dimension"], r["n_mental"], r["n_physical"], num(r["mean_mental"]), num(r["mean_physical"]),
-             _with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), p_value(r["p_value"]),
-             p_value(r["p_holm"]), _pct(r["top_share_mental"]), _pct(r["top_share_physical"]))
+             with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), p_value(r["p_value"]),
+             p_value(r["p_holm"]), percent(r["top_share_mental"]), percent(r["top_share_physical"]))
             for r in judgement["dimensions"]]
     return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
             "+1 when it endorses the dimension's attitude ('they should be locked away': segregation), −1 when "
@@ -396,16 +381,16 @@ def _judgement_validity(validity: dict[str, Any]) -> str:
                 ("graded: rank correlation of written strength (1-3) and score", num(measured["strength_spearman"], 2)),
                 ("AQ-27 dimensions: mean ROC AUC, endorsing sentences vs the rest",
                  num(measured["mean_dimension_auc"])),
-                ("top dimension right", _pct(measured["top_dimension_accuracy"]))]
+                ("top dimension right", percent(measured["top_dimension_accuracy"]))]
         parts.append(f"<p>Held-out written sentences ({measured['n_judgements']} judgements, "
                      f"{measured['n_neutral']} neutral mentions; cross-validated):</p>"
                      + table(("measure", "value"), rows))
     for result in validity.get("labelled") or []:
         rows = [("judgement gate: ROC AUC, judgements vs the rest", num(result["gate_auc"])),
-                ("sign of warmth/competence right on judgements", _pct(result["sign_accuracy"])),
+                ("sign of warmth/competence right on judgements", percent(result["sign_accuracy"])),
                 ("non-judgements: mean distance from the centre", num(result["neutral_distance"], 2)),
                 ("judgements: mean distance from the centre", num(result["judgement_distance"], 2)),
-                ("category right", _pct(result["category_accuracy"]))]
+                ("category right", percent(result["category_accuracy"]))]
         parts.append(f"<p>Hand-labelled real sentences ({esc(result['file'])}: {result['n']} sentences, "
                      f"{result['n_judgements']} judgements):</p>" + table(("measure", "value"), rows))
     return "".join(parts)
@@ -421,7 +406,8 @@ def _verdict(summary: AuditSummary, documents: pd.DataFrame | None) -> str:
     from corpus_audit.audit.verdict import verdict
 
     lines = verdict(summary.analysis, None if documents is None else len(documents))
-    return '<section id="verdict"><h2>Verdict</h2><p>' + " ".join(esc(line) for line in lines) + "</p></section>"
+    return (f'<section id="verdict"><h2>Verdict</h2><p class="answer"><b>{esc(lines[0])}</b></p><p>'
+            + " ".join(esc(line) for line in lines[1:]) + "</p></section>")
 
 
 def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> str:
@@ -456,9 +442,10 @@ def _groups(analysis: dict[str, Any]) -> str:
         return ""
     judged = bool(records) and "judgement_share" in records[0]
     rows = [(r["group"], r["illness_type"], r["n"],
-             *((r["n_judgements"], _pct(r["judgement_share"]), num(r["mean_judgement_strength"], 2)) if judged else ()),
-             _with_ci(r["warmth_mean"], r["warmth_ci_low"], r["warmth_ci_high"]),
-             _with_ci(r["competence_mean"], r["competence_ci_low"], r["competence_ci_high"])) for r in records]
+             *((r["n_judgements"], percent(r["judgement_share"]), num(r["mean_judgement_strength"], 2))
+               if judged else ()),
+             with_ci(r["warmth_mean"], r["warmth_ci_low"], r["warmth_ci_high"]),
+             with_ci(r["competence_mean"], r["competence_ci_low"], r["competence_ci_high"])) for r in records]
     of = "judgements" if judged else "sentences"
     header = (field, "illness type", "sentences",
               *(("judgements", "judgement share", "mean judgement strength") if judged else ()),

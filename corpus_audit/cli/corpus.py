@@ -167,29 +167,30 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     summary = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force)
     for warning in summary.filter.get("warnings", []):
         warn(warning)
+    from corpus_audit.audit.verdict import verdict
+    from corpus_audit.common.formats import num, p_value, percent
+
     analysis = summary.analysis
+    lines = [line.replace("OUTDIR", outdir) for line in verdict(analysis)]
+    click.echo(f"answer: {lines[0]}")
     click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
-
-    def number(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.3g}"
-
     judgement = analysis.get("judgement")
     parts = [("all sentences", analysis)]
     if judgement:
-        shares = ", ".join(f"{row['group']} {row['judgement']:.1%} of {row['n']}" for row in judgement["categories"])
+        shares = ", ".join(f"{row['group']} {percent(row['judgement'])} of {row['n']}"
+                           for row in judgement["categories"])
         click.echo(f"judgements about people: {shares}")
         parts.insert(0, ("judgements", judgement["judgements"]))
     for label, part in parts:
         for score in ("warmth", "competence"):
             comparison = part["comparisons"][score]
-            click.echo(f"{label}, {score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
-                       f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
-                       f"rank-biserial r {number(comparison['rank_biserial'])}")
+            click.echo(f"{label}, {score}: mental - physical mean difference "
+                       f"{num(comparison['mean_difference'], signed=True)}, Mann-Whitney p "
+                       f"{p_value(comparison['mann_whitney_p'])}, "
+                       f"rank-biserial r {num(comparison['rank_biserial'], 2)}")
     for warning in analysis["warnings"]:
         click.echo(f"warning: {warning}")
-    from corpus_audit.audit.verdict import verdict
-
-    click.echo("verdict: " + " ".join(verdict(analysis)).replace("OUTDIR", outdir))
+    click.echo("details: " + " ".join(lines[1:]))
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, documents.parquet, sentences.parquet and "
                "figures")
 
