@@ -81,10 +81,17 @@ def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:
 
 
 def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) -> dict[str, Any] | None:
-    """The shipped cross-validation means for this model, language and recipe, or None if never measured."""
+    """The shipped cross-validation means for this model, language and recipe, or None if never measured. A record
+    measured on one backend holds for every backend with the same embeddings (sentence-transformers and its ONNX
+    export: :func:`~corpus_audit.embed.base.same_embeddings`), as the shipped axes do."""
+    from corpus_audit.embed.base import same_embeddings
+
+    if embedder_id is None:
+        return None
     for path in sorted(VALIDITY_DIR.glob("*.validity.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if (record.get("embedder_id"), record.get("lang"), record.get("recipe")) == (embedder_id, lang, recipe):
+        if (same_embeddings(str(record.get("embedder_id")), embedder_id)
+                and (record.get("lang"), record.get("recipe")) == (lang, recipe)):
             return record
     return None
 
@@ -351,8 +358,12 @@ def _method(summary: AuditSummary) -> str:
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
         accuracy += _judgement_validity(validity)
     else:
-        accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
-                    "and recipe before reading the scores as warmth and competence.</p>")
+        accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
+                    f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
+                    "for its default models only. Until you run <code>corpus-audit axes evaluate --lang "
+                    f"{esc(summary.lang)} --model M --labelled tests/data/labelled_{esc(summary.lang)}.csv</code> "
+                    "for it, nobody knows how well its scores track warmth, competence and judgement: read them "
+                    "as unchecked.</p>")
     return ("<h2>Method and validity</h2>"
             "<p>Each sentence is embedded and projected onto the two axes of the Stereotype Content Model (SCM): "
             "<i>warmth</i> (friendly, trustworthy vs cold, hostile) and <i>competence</i> (capable vs incapable). "

@@ -96,7 +96,8 @@ def test_report_shows_warnings_and_unmeasured_validity(audit_dir):
     text = (audit_dir / "report.html").read_text(encoding="utf-8")
     assert 'class="warnings"' in text
     assert "physical: only 8 sentences" in text
-    assert "not measured — run corpus-audit axes evaluate" in text
+    assert "No validity was measured for this model (test-model, en, recipe ?)" in text
+    assert "corpus-audit axes evaluate --lang en --model M" in text
 
 
 def test_validity_is_shipped_for_the_default_model():
@@ -104,6 +105,33 @@ def test_validity_is_shipped_for_the_default_model():
     assert record is not None
     assert set(record["cross_validation_mean"]) == {"basic", "negation", "composition", "syntax"}
     assert measured_validity("test-model", "en", "default") is None
+
+
+def test_validity_is_found_for_every_shipped_model_on_every_backend_with_its_embeddings():
+    from corpus_audit.common.resources import SHIPPED_AXES_DIR
+    from corpus_audit.embed.base import SAME_EMBEDDINGS_BACKENDS
+    from corpus_audit.scm.store import read_metadata
+
+    shipped = sorted(SHIPPED_AXES_DIR.glob("*.npz"))
+    assert shipped
+    for path in shipped:
+        metadata = read_metadata(path)
+        backend, _, weights = metadata["embedder_id"].partition(":")
+        backends = SAME_EMBEDDINGS_BACKENDS if backend in SAME_EMBEDDINGS_BACKENDS else {backend}
+        for other in backends:
+            record = measured_validity(f"{other}:{weights}", metadata["lang"], metadata["recipe"]["name"])
+            assert record is not None, (path.name, other)
+    assert measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@000000000000", "en", "default") is None
+
+
+def test_report_of_the_default_onnx_backend_shows_the_validity(audit_copy):
+    summary = json.loads((audit_copy / "summary.json").read_text())
+    summary["score"]["model_id"] = "onnxruntime-fp32:all-MiniLM-L6-v2@2c705a5e3279"  # what `audit` records by default
+    (audit_copy / "summary.json").write_text(json.dumps(summary))
+    result = CliRunner().invoke(main, ["report", str(audit_copy)])
+    assert result.exit_code == 0, result.output
+    text = (audit_copy / "report.html").read_text(encoding="utf-8")
+    assert "Measured functional accuracy of these axes" in text and "No validity was measured" not in text
 
 
 def test_quadrant_examples_are_central_then_extreme():
