@@ -57,6 +57,7 @@ _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { 
 .doc { color: #666; font-size: 0.8rem; font-family: ui-monospace, monospace; }
 .score { color: #666; font-size: 0.8rem; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.5rem; }
+.fit table { width: 100%; } .fit td { overflow-wrap: anywhere; }
 """
 
 
@@ -94,6 +95,12 @@ def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) ->
                 and (record.get("lang"), record.get("recipe")) == (lang, recipe)):
             return record
     return None
+
+
+def estimate(n: int, value: Any, low: Any, high: Any, fmt: Callable[[Any], str] = num) -> str:
+    """A value with its 95% CI, or "too few (n = k)" for a group under ``MIN_GROUP_SIZE``: with 2 sentences a
+    bootstrap interval is [100%, 100%], which looks certain and says nothing."""
+    return f"too few (n = {n})" if n < MIN_GROUP_SIZE else with_ci(value, low, high, fmt)
 
 
 def _sentence_item(row: pd.Series) -> str:
@@ -174,7 +181,8 @@ def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") ->
     for score, c in analysis["comparisons"].items():
         low, high = c["mean_difference_ci"]
         rows.append((score, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-                     with_ci(c["mean_difference"], low, high), p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
+                     estimate(min(c["n_a"], c["n_b"]), c["mean_difference"], low, high),
+                     p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
                      f"{num(c['ks_statistic'])} (p {p_value(c['ks_p'])})"))
     results = table(("score", "n mental", "n physical", "mean mental", "mean physical",
                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
@@ -221,11 +229,13 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
                 continue
             label = r["dimension"] if not prefix else f"{r['dimension']} (strict region)"
             rows.append((label, _region(r["warmth"], competence),
-                         with_ci(r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
+                         estimate(r["n_mental"], r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
                                   r[f"{prefix}share_mental_ci_high"], percent),
-                         with_ci(r[f"{prefix}share_physical"], r[f"{prefix}share_physical_ci_low"],
+                         estimate(r["n_physical"], r[f"{prefix}share_physical"],
+                                  r[f"{prefix}share_physical_ci_low"],
                                   r[f"{prefix}share_physical_ci_high"], percent),
-                         with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
+                         estimate(min(r["n_mental"], r["n_physical"]), r[f"{prefix}difference"],
+                                  r[f"{prefix}difference_ci_low"],
                                   r[f"{prefix}difference_ci_high"], points),
                          p_value(r[f"{prefix}p_value"]), p_value(r[f"{prefix}p_holm"])))
             classes.append(css)
@@ -258,7 +268,8 @@ def _categories(analysis: dict[str, Any]) -> str:
 
 def _dimensions(judgement: dict[str, Any]) -> str:
     rows = [(r["dimension"], r["n_mental"], r["n_physical"], num(r["mean_mental"]), num(r["mean_physical"]),
-             with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), p_value(r["p_value"]),
+             estimate(min(r["n_mental"], r["n_physical"]), r["difference"], r["difference_ci_low"],
+                      r["difference_ci_high"]), p_value(r["p_value"]),
              p_value(r["p_holm"]), percent(r["top_share_mental"]), percent(r["top_share_physical"]))
             for r in judgement["dimensions"]]
     return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
@@ -442,8 +453,11 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
             "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
             "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
             f"the order: {RANKING_VALIDITY} Read before removing.</p>"
+            # long ids, field values and unbroken words (URLs) wrap inside their cells: the table fits the page
+            + '<div class="fit">'
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
-                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99))
+                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99)
+            + "</div>")
 
 
 def _groups(analysis: dict[str, Any]) -> str:
@@ -455,8 +469,8 @@ def _groups(analysis: dict[str, Any]) -> str:
     rows = [(r["group"], r["illness_type"], r["n"],
              *((r["n_judgements"], percent(r["judgement_share"]), num(r["mean_judgement_strength"], 2))
                if judged else ()),
-             with_ci(r["warmth_mean"], r["warmth_ci_low"], r["warmth_ci_high"]),
-             with_ci(r["competence_mean"], r["competence_ci_low"], r["competence_ci_high"])) for r in records]
+             *(estimate(r.get("n_judgements", r["n"]), r[f"{score}_mean"], r[f"{score}_ci_low"], r[f"{score}_ci_high"])
+               for score in ("warmth", "competence"))) for r in records]
     of = "judgements" if judged else "sentences"
     header = (field, "illness type", "sentences",
               *(("judgements", "judgement share", "mean judgement strength") if judged else ()),
