@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,6 +97,8 @@ def test_report_shows_warnings_and_unmeasured_validity(audit_dir):
     text = (audit_dir / "report.html").read_text(encoding="utf-8")
     assert 'class="warnings"' in text
     assert "physical: only 8 sentences" in text
+    # 8 physical sentences: their shares and differences say "too few", not an interval that looks certain
+    assert "too few (n = 8)" in text
     assert "No validity was measured for this model (test-model, en, recipe ?)" in text
     assert "corpus-audit axes evaluate --lang en --model M" in text
 
@@ -188,3 +191,27 @@ def test_report_renders_in_chromium_without_console_errors(audit_copy):
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "console errors: none" in completed.stdout
     assert (audit_copy / "report_screenshot.png").stat().st_size > 0
+
+
+@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian chromium at /usr/bin/chromium")
+def test_documents_table_fits_the_page_width(audit_copy, tmp_path):
+    """Long document ids, keep-field values and unbroken words (URLs) wrap inside their cells: rendered 1280 px wide,
+    the page scrolls no wider than the window."""
+    long_url = "https://example.org/" + "y" * 150
+    documents = pd.DataFrame([{"rank": rank, "doc_id": f"doc-{rank}-" + "0123456789abcdef" * 4,
+                               "permalink": "https://www.reddit.com/r/x/comments/" + "z" * 60,
+                               "stigma_score": 0.9, "top_sentence": f"see {long_url} about depression",
+                               "top_sentence_index": 0, "top_category": "judgement", "top_dimension": "Blame",
+                               "n_sentences": 2, "n_scored": 2, "n_mental": 2, "n_physical": 0, "n_judgements": 1,
+                               "illnesses": "depression"} for rank in range(1, 6)])
+    documents.to_parquet(audit_copy / "documents.parquet", index=False)
+    write_report(AuditFolder(audit_copy))
+    probe = ("<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth + 'x' + "
+             "window.innerWidth)</script></body>")
+    page = tmp_path / "probe.html"
+    page.write_text((audit_copy / "report.html").read_text(encoding="utf-8").replace("</body>", probe))
+    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,800", "--dump-dom",
+                          page.as_uri()], capture_output=True, text=True, timeout=120, check=False).stdout
+    scroll, window = map(int, re.search(r'data-width="(\d+)x(\d+)"', dom).groups())
+    assert long_url in dom and scroll <= window
