@@ -26,7 +26,7 @@ from corpus_audit import __version__
 from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                         write_text_atomic)
-from corpus_audit.common.checkpoints import Checkpoints, fingerprint
+from corpus_audit.common.checkpoints import NOT_RUN, Checkpoints, fingerprint
 from corpus_audit.common.errors import Interrupted, UserError
 from corpus_audit.common.resources import data_file, sha256_file, sha256_files
 from corpus_audit.corpus.filter import CorpusSpec
@@ -108,8 +108,13 @@ def _filter_depends(run: AuditRun) -> dict[str, Any]:
 
 def _run_filter(run: AuditRun, depends_on: dict[str, Any]) -> None:
     options = run.options
-    filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
-                  options.keep_fields, options.workers, run.progress, options.engine)
+    summary = filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
+                            options.keep_fields, options.workers, run.progress, options.engine)
+    if not summary.sentences_kept:  # nothing to score: a verdict on 0 sentences would be no answer
+        lost = "; ".join(summary.warnings)
+        raise UserError(f"nothing to audit: no sentence of the {summary.reading.documents:,} document(s) read mentions "
+                        f"an illness of the {options.lang} lexicon (is --lang right? is this the corpus you meant?)"
+                        + (f"; {lost}" if lost else ""))
 
 
 def _score_depends(run: AuditRun) -> dict[str, Any]:
@@ -268,7 +273,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: 
                 log(f"{stage.label}: up to date, skipped")
                 stage.when_skipped(run)
             else:
-                log(f"{stage.label}: running ({reason})")
+                log(f"{stage.label}: " + ("starting" if reason == NOT_RUN else f"running ({reason})"))
                 try:
                     stage.run(run, depends_on)
                 except KeyboardInterrupt:

@@ -13,8 +13,8 @@ from typing import BinaryIO
 from corpus_audit.corpus.documents import INVALID_UTF8, Document, ReaderOptions, ReadStats
 from corpus_audit.corpus.readers import records
 from corpus_audit.corpus.readers.records import TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, too_deep
-from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, numbered_lines, open_binary, skipper,
-                                                 split_format)
+from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, is_binary, numbered_lines, open_binary,
+                                                 skipper, split_format)
 
 
 def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Document]:
@@ -84,6 +84,8 @@ def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int =
         except OSError as exc:
             yield LineBatch(path, 1, b"", [(f"cannot open file ({exc.strerror or exc})", None)])
             continue
+        if is_binary(handle):
+            stats.binary.append(path)
         skips: list[tuple[str, int | None]] = []
         lines: list[bytes] = []
         size, first, last = 0, 1, 0

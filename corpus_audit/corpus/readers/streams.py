@@ -14,7 +14,7 @@ from typing import Any, BinaryIO
 
 import zstandard
 
-from corpus_audit.corpus.documents import CorpusError, ReadStats
+from corpus_audit.corpus.documents import CorpusError, ReadStats, truncation
 
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".txt": "txt",
@@ -58,6 +58,26 @@ def expand_paths(inputs: Iterable[str]) -> list[str]:
         else:
             raise CorpusError(f"{item}: no such file or folder")
     return files
+
+
+def ignored_files(inputs: Iterable[str]) -> list[str]:
+    """The files inside the folders of ``inputs`` that :func:`expand_paths` leaves out (no known format), sorted."""
+    return sorted(str(path) for item in inputs if item != STDIN and Path(item).is_dir()
+                  for path in Path(item).rglob("*") if path.is_file() and not split_format(str(path))[0])
+
+
+#: Bytes of a stream's start checked for NUL bytes, which no UTF-8 text holds.
+SNIFF_BYTES = 8192
+
+
+def is_binary(handle: BinaryIO) -> bool:
+    """Whether the stream's first block (decompressed; not consumed) holds a NUL byte: an executable, an image or a
+    Parquet or zip file under a text name. A stream that fails here is left to the reader, which reports it."""
+    try:
+        head = handle.peek(SNIFF_BYTES)[:SNIFF_BYTES] if hasattr(handle, "peek") else b""
+    except STREAM_ERRORS:
+        return False
+    return b"\x00" in head
 
 
 def open_binary(path: str) -> BinaryIO:
@@ -124,7 +144,7 @@ def numbered_lines(handle: BinaryIO, stats: ReadStats, on_error: Callable[[str, 
                 raw = raw[len(BOM):]
             yield number, raw
     except STREAM_ERRORS as exc:
-        on_error(f"truncated or corrupt file ({type(exc).__name__})", number + 1)
+        on_error(truncation(exc), number + 1)
 
 
 def skipper(stats: ReadStats, source: str, strict: bool) -> Callable[[str, int], None]:
