@@ -115,6 +115,30 @@ def _run_filter(run: AuditRun, depends_on: dict[str, Any]) -> None:
         raise UserError(f"nothing to audit: no sentence of the {summary.reading.documents:,} document(s) read mentions "
                         f"an illness of the {options.lang} lexicon (is --lang right? is this the corpus you meant?)"
                         + (f"; {lost}" if lost else ""))
+    _check_group_by(run)
+
+
+def _check_group_by(run: AuditRun) -> None:
+    """:class:`UserError` naming the records' fields when no kept sentence has a value of ``--group-by``: a field no
+    record has (a typo) would otherwise give a breakdown with one group, "(none)"."""
+    import pyarrow.parquet as pq
+
+    from corpus_audit.corpus.documents import ReadStats
+    from corpus_audit.corpus.filter import SOURCE_FILE
+    from corpus_audit.corpus.readers import iter_documents
+
+    field = run.options.group_by
+    if not field:
+        return
+    values = pq.read_table(run.folder.filtered, columns=[field]).column(field)
+    if values.null_count < len(values):
+        return
+    spec = run.spec
+    first = next(iter_documents(spec.inputs, spec.options, ReadStats(), limit=1, hf_dataset=spec.hf_dataset,
+                                hf_config=spec.hf_config, hf_split=spec.hf_split), None)
+    fields = sorted(first.meta) if first is not None else []
+    raise UserError(f"--group-by {field}: no record with an illness mention has this field; the records' fields: "
+                    f"{', '.join(fields) or '(none)'}, or {SOURCE_FILE} (the input file)")
 
 
 def _score_depends(run: AuditRun) -> dict[str, Any]:

@@ -124,7 +124,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "point reflects what is said about the illness rather than the illness word itself.")
 @click.option("--force", is_flag=True, help="Replace the audit of another corpus that OUTDIR holds.")
 @click.option("--group-by", "group_by", default=None,
-              help="Break the report down by this input field (e.g. subreddit, domain; 'source': the input file): "
+              help="Break the report down by this input field (e.g. subreddit, domain; 'source_file': the input "
+                   "file): "
                    "per value, sentences, judgements and their scores, mental and physical. Kept like a "
                    "--keep-field.")
 @corpus_options

@@ -80,3 +80,26 @@ def test_an_audit_that_finds_nothing_to_audit_fails_without_a_verdict(tmp_path, 
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "nothing to audit: no sentence of the 20 document(s) read mentions an illness" in result.output
     assert "answer:" not in result.output and not (tmp_path / "audit" / "summary.json").exists()
+
+
+def test_a_records_own_source_field_is_kept_and_the_input_file_has_its_own_name(tmp_path):
+    import pyarrow.parquet as pq
+
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"id": "a", "text": "My depression is bad.", "source": "forum"}) + "\n"
+                      + json.dumps({"id": "b", "text": "My asthma is bad."}) + "\n")
+    out = tmp_path / "out.parquet"
+    result = invoke("filter", corpus, "--lang", "en", "-o", out, "--keep-field", "source", "--keep-field",
+                    "source_file", "--workers", "1")
+    assert result.exit_code == 0, result.output
+    rows = pq.read_table(out).to_pylist()
+    assert [row["source"] for row in rows] == ["forum", str(corpus)]  # the record's field wins; else the file
+    assert [row["source_file"] for row in rows] == [str(corpus)] * 2
+
+
+def test_an_unknown_group_by_field_is_an_error_naming_the_fields(tmp_path, tiny_st_model, tiny_axes):
+    result = invoke("audit", REDDIT, "--lang", "en", "-o", tmp_path / "audit", "--group-by", "subredit", "--model",
+                    tiny_st_model, "--axes", tiny_axes, "--workers", "1")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert ("--group-by subredit: no record with an illness mention has this field; the records' fields: date, id, "
+            "subreddit, or source_file (the input file)") in result.output
