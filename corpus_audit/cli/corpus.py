@@ -94,6 +94,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     document was read (an empty corpus, or every record skipped: the message names the fix).
     """
     from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.common.errors import Interrupted
     from corpus_audit.engines import filter_corpus
 
     spec = corpus_spec_from(corpus, settings)
@@ -101,8 +102,12 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
     check_output_location(Path(output).resolve().parent)
-    summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress(progress),
-                            engine)
+    try:
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers,
+                                show_progress(progress), engine)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: nothing written ({output} is written once the whole corpus is read); run "
+                          "the same command again to start over") from None
     click.echo(summary.format_text())
     for warning in summary.warnings:
         warn(warning)

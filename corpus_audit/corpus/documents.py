@@ -76,6 +76,10 @@ class ReadStats:
     truncated: list[str] = field(default_factory=list)
     binary: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)
+    #: Bytes of the input files on disk (compressed as stored; None when a pipe is read) and how many of them were
+    #: read: the progress bar's share and ETA.
+    disk_total: int | None = None
+    disk_read: int = 0
 
     def count(self, doc: Document) -> None:
         """Count a document the readers give."""

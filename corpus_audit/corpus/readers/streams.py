@@ -6,6 +6,7 @@ import bz2
 import glob
 import gzip
 import io
+import os
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -80,6 +81,15 @@ def is_binary(handle: BinaryIO) -> bool:
     return b"\x00" in head
 
 
+def disk_position(handle: BinaryIO) -> int | None:
+    """How far into the file on disk ``handle`` has read (compressed bytes for .gz/.zst/.bz2: the decompressors read
+    through one file descriptor), or None for a pipe such as stdin: what a progress bar's share and ETA need."""
+    try:
+        return os.lseek(handle.fileno(), 0, os.SEEK_CUR)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
 def open_binary(path: str) -> BinaryIO:
     """Open a file (or stdin for ``-``) for binary reading, decompressing .gz/.zst/.bz2 on the fly."""
     if path == STDIN:
@@ -106,6 +116,9 @@ class _ZstdReader(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
 
     def readinto(self, buffer: Any) -> int:
         while not self.pending:
