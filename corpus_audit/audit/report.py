@@ -25,7 +25,7 @@ from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, nu
                                       with_ci)
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
-from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, illness_list, quadrant_of
 from corpus_audit.stigma.stats import MIN_GROUP_SIZE
 
 SIDE_BY_SIDE = ("density", "quadrant_shares")
@@ -107,7 +107,7 @@ def _sentence_item(row: pd.Series) -> str:
     text = str(row["sentence"])
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[:MAX_SENTENCE_CHARS].rstrip() + " …"
-    illnesses = ", ".join(map(str, _as_list(row.get("illnesses"))))
+    illnesses = ", ".join(map(str, illness_list(row.get("illnesses"))))
     return (f'<li>{esc(text)} <span class="doc">[{esc(row["doc_id"])}; {esc(illnesses)}]</span> '
             f'<span class="score">warmth {row["warmth"]:+.2f}, competence {row["competence"]:+.2f}</span></li>')
 
@@ -116,13 +116,6 @@ def _examples(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="meta">no sentences</p>'
     return f'<ul class="examples">{"".join(_sentence_item(row) for _, row in frame.iterrows())}</ul>'
-
-
-def _as_list(value: Any) -> list[Any]:
-    """An ``illnesses`` cell as a list (Parquet gives arrays; hand-made tables may hold a string or None)."""
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
 
 
 # --------------------------------------------------------------------------------------------- sections
@@ -321,7 +314,7 @@ def illness_examples(sentences: pd.DataFrame, top: int = TOP_ILLNESSES,
                      k: int = EXAMPLES_PER_ILLNESS) -> list[tuple[str, int, pd.DataFrame]]:
     """For the ``top`` most frequent illnesses: (illness, n, the ``k`` sentences nearest its mean score point)."""
     points = _scored_points(sentences)
-    exploded = points.assign(illness=points["illnesses"].map(_as_list)).explode("illness").dropna(subset=["illness"])
+    exploded = explode_illnesses(points)
     out = []
     for illness, n in exploded["illness"].value_counts().head(top).items():
         part = exploded[exploded["illness"] == illness]
