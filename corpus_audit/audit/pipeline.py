@@ -24,6 +24,7 @@ from typing import Any
 
 from corpus_audit import __version__
 from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
+from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                         write_text_atomic)
 from corpus_audit.common.checkpoints import NOT_RUN, Checkpoints, fingerprint
@@ -227,7 +228,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
         corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset,
                 "reading": asdict(run.spec.options)}, options=asdict(options),
         package_version=__version__, filter=folder.read_filter_summary(), score=folder.read_score_record(),
-        analysis=result.to_dict(), seconds=run.seconds))
+        analysis=AnalysisSummary.from_dict(result.to_dict()), seconds=run.seconds))
     write_report(folder)  # reads summary.json and the figures, so it comes last
 
 

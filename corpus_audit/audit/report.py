@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
+from corpus_audit.audit.results import AnalysisSummary, GroupResults, JudgementResults
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, num, p_value, percent, points, table,
                                       with_ci)
@@ -130,7 +131,7 @@ def _header(summary: AuditSummary) -> str:
 
 def _warnings(summary: AuditSummary) -> str:
     # the reading's warnings (language, repaired records) first: they say whether the rest can be read at all
-    warnings = [*(summary.filter.get("warnings") or []), *(summary.analysis.get("warnings") or [])]
+    warnings = [*(summary.filter.get("warnings") or []), *(summary.analysis.warnings if summary.analysis else [])]
     if not warnings:
         return '<p class="ok">No warnings: every group has enough sentences for the tests.</p>'
     items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
@@ -140,7 +141,7 @@ def _warnings(summary: AuditSummary) -> str:
 def _counts(summary: AuditSummary) -> str:
     filtered, score, analysis = summary.filter, summary.score, summary.analysis
     kept = filtered.get("sentences_by_type", {})
-    scored = analysis.get("n_by_type", {})
+    scored = analysis.n_by_type if analysis else {}
     rows = [("documents read", filtered.get("documents_read", MISSING)),
             ("documents with an illness mention", filtered.get("documents_matched", MISSING)),
             ("sentences kept", filtered.get("sentences_kept", MISSING)),
@@ -148,7 +149,7 @@ def _counts(summary: AuditSummary) -> str:
             ("duplicate sentences removed", score.duplicates_removed),
             ("distinct sentences scored", score.sentences_scored),
             *((f"scored and analysed: {kind}", scored.get(kind, 0)) for kind in ("mental", "physical", "both")),
-            ("left out (no finite score)", analysis.get("n_unscored", 0))]
+            ("left out (no finite score)", analysis.n_unscored if analysis else 0)]
     return "<h2>Counts</h2>" + table(("", "count"), rows)
 
 
@@ -169,21 +170,21 @@ def _figures(folder: AuditFolder) -> str:
     return f'<h2>Figures</h2><div class="grid">{pair}</div>{wide}'
 
 
-def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") -> str:
+def _comparisons(analysis: GroupResults, title: str = "Mental vs physical") -> str:
     rows = []
-    for score, c in analysis["comparisons"].items():
-        low, high = c["mean_difference_ci"]
-        rows.append((score, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-                     estimate(min(c["n_a"], c["n_b"]), c["mean_difference"], low, high),
-                     p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
-                     f"{num(c['ks_statistic'])} (p {p_value(c['ks_p'])})"))
+    for score, c in analysis.comparisons.items():
+        low, high = c.mean_difference_ci
+        rows.append((score, c.n_a, c.n_b, num(c.mean_a), num(c.mean_b),
+                     estimate(min(c.n_a, c.n_b), c.mean_difference, low, high),
+                     p_value(c.mann_whitney_p), num(c.rank_biserial),
+                     f"{num(c.ks_statistic)} (p {p_value(c.ks_p)})"))
     results = table(("score", "n mental", "n physical", "mean mental", "mean physical",
                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
-    joint = analysis["joint"]
+    joint = analysis.joint
     energy = table(("test", "n mental (used)", "n physical (used)", "energy statistic", "p", "permutations"),
-                   [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
-                     f"{joint['n_b']} ({joint['n_used_b']})", num(joint["statistic"], 4), p_value(joint["p_value"]),
-                     joint["permutations"])])
+                   [("warmth and competence jointly", f"{joint.n_a} ({joint.n_used_a})",
+                     f"{joint.n_b} ({joint.n_used_b})", num(joint.statistic, 4), p_value(joint.p_value),
+                     joint.permutations)])
     return (f"<h2>{esc(title)}</h2>"
             "<p>Sentences mentioning both a mental and a physical illness count in both groups. Rank-biserial r "
             "is positive when mental sentences tend to score lower. The CI is a percentile bootstrap.</p>"
@@ -197,11 +198,11 @@ def _shares_table(records: list[dict[str, Any]], first: str) -> str:
     return table((first, "n", *QUADRANTS), rows, row_classes=classes)
 
 
-def _quadrants(analysis: dict[str, Any], title: str = "Quadrant shares") -> str:
+def _quadrants(analysis: GroupResults, title: str = "Quadrant shares") -> str:
     return (f"<h2>{esc(title)}</h2><h3>Per illness type</h3>"
-            f"{_shares_table(analysis['quadrants_by_type'], 'type')}"
+            f"{_shares_table(analysis.quadrants_by_type, 'type')}"
             f"<h3>Per illness</h3><p>Rows in amber have fewer than {MIN_GROUP_SIZE} sentences.</p>"
-            f"{_shares_table(analysis['quadrants_by_illness'], 'illness')}")
+            f"{_shares_table(analysis.quadrants_by_illness, 'illness')}")
 
 
 def _region(warmth: str, competence: str | None) -> str:
@@ -209,10 +210,10 @@ def _region(warmth: str, competence: str | None) -> str:
     return side if competence is None else f"{side} & {'competent' if competence == 'high' else 'incompetent'}"
 
 
-def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") -> str:
+def _aq27(analysis: GroupResults, title: str = "AQ-27 dimensions (BIAS map)") -> str:
     rows, classes, regions = [], [], {}
     # Dimensions tied to the same region have the same share by construction: keep them together and say so.
-    records = sorted(analysis["bias_map"], key=lambda r: (r["warmth"], r["competence"]))
+    records = sorted(analysis.bias_map, key=lambda r: (r["warmth"], r["competence"]))
     for r in records:
         strict = r["competence"].removeprefix("any_or_") if r["competence"].startswith("any_or_") else None
         lenient = r["competence"] if r["competence"] in ("low", "high") else None
@@ -244,14 +245,14 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
             "the strict one (italics); Holm corrects over the dimensions of each kind of region.</p>" + note + results)
 
 
-def _categories(analysis: dict[str, Any]) -> str:
-    judgement = analysis.get("judgement")
+def _categories(analysis: AnalysisSummary) -> str:
+    judgement = analysis.judgement
     if not judgement:
         return ("<h2>What the sentences do</h2><p><b>The axes of this audit have no judgement gate</b> (recipe "
                 "'reference' or an older axes file): every sentence that mentions an illness is analysed as if it "
                 "judged people, so clinical descriptions, questions and self-reports weigh as much as judgements. "
                 "Audit with the default axes to separate them.</p>")
-    rows = [(r["group"], r["n"], *(percent(r[category]) for category in CATEGORIES)) for r in judgement["categories"]]
+    rows = [(r["group"], r["n"], *(percent(r[category]) for category in CATEGORIES)) for r in judgement.categories]
     return ("<h2>What the sentences do</h2><p>Each sentence is sorted by the judgement gate: a judgement about "
             "people (a group, or a person because of their illness), or a mention that judges no one "
             "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
@@ -259,12 +260,12 @@ def _categories(analysis: dict[str, Any]) -> str:
             "them.</p>" + table(("group", "n", *CATEGORIES), rows))
 
 
-def _dimensions(judgement: dict[str, Any]) -> str:
+def _dimensions(judgement: JudgementResults) -> str:
     rows = [(r["dimension"], r["n_mental"], r["n_physical"], num(r["mean_mental"]), num(r["mean_physical"]),
              estimate(min(r["n_mental"], r["n_physical"]), r["difference"], r["difference_ci_low"],
                       r["difference_ci_high"]), p_value(r["p_value"]),
              p_value(r["p_holm"]), percent(r["top_share_mental"]), percent(r["top_share_physical"]))
-            for r in judgement["dimensions"]]
+            for r in judgement.dimensions]
     return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
             "+1 when it endorses the dimension's attitude ('they should be locked away': segregation), −1 when "
             "it rejects it ('they belong in the community'), 0 when it says nothing of it. Means per group, the "
@@ -275,11 +276,11 @@ def _dimensions(judgement: dict[str, Any]) -> str:
                      "top dimension: physical"), rows))
 
 
-def _judgements(analysis: dict[str, Any]) -> str:
-    judgement = analysis.get("judgement")
+def _judgements(analysis: AnalysisSummary) -> str:
+    judgement = analysis.judgement
     if not judgement:
         return ""
-    part = judgement["judgements"]
+    part = judgement.judgements
     return (_comparisons(part, "Judgements about people: mental vs physical") + _dimensions(judgement)
             + _quadrants(part, "Judgements: quadrant shares")
             + _aq27(part, "Judgements: AQ-27 dimensions through the BIAS map"))
@@ -453,9 +454,9 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
             + "</div>")
 
 
-def _groups(analysis: dict[str, Any]) -> str:
-    records = analysis.get("groups")
-    field = analysis.get("group_by")
+def _groups(analysis: AnalysisSummary) -> str:
+    records = analysis.groups
+    field = analysis.group_by
     if not field or records is None:
         return ""
     judged = bool(records) and "judgement_share" in records[0]
@@ -475,7 +476,7 @@ def _groups(analysis: dict[str, Any]) -> str:
 def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:
     """The report page as one HTML string (figures read from ``folder``)."""
     analysis = summary.analysis
-    judged = analysis.get("judgement") and CATEGORY_COLUMN in sentences
+    judged = analysis.judgement is not None and CATEGORY_COLUMN in sentences
     examples = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT] if judged else sentences
     every = " (all sentences)" if judged else ""
     documents = pd.read_parquet(folder.documents) if folder.documents.is_file() else None

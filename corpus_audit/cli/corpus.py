@@ -179,22 +179,19 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     analysis = summary.analysis
     lines = [line.replace("OUTDIR", outdir) for line in verdict(analysis)]
     click.echo(f"answer: {lines[0]}")
-    click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
-    judgement = analysis.get("judgement")
+    click.echo(f"sentences scored: {analysis.n_sentences} ({analysis.n_by_type})")
+    judgement = analysis.judgement
     parts = [("all sentences", analysis)]
     if judgement:
-        shares = ", ".join(f"{row['group']} {percent(row['judgement'])} of {row['n']}"
-                           for row in judgement["categories"])
+        shares = ", ".join(f"{row['group']} {percent(row['judgement'])} of {row['n']}" for row in judgement.categories)
         click.echo(f"judgements about people: {shares}")
-        parts.insert(0, ("judgements", judgement["judgements"]))
+        parts.insert(0, ("judgements", judgement.judgements))
     for label, part in parts:
-        for score in ("warmth", "competence"):
-            comparison = part["comparisons"][score]
+        for score, comparison in part.comparisons.items():
             click.echo(f"{label}, {score}: mental - physical mean difference "
-                       f"{num(comparison['mean_difference'], signed=True)}, Mann-Whitney p "
-                       f"{p_value(comparison['mann_whitney_p'])}, "
-                       f"rank-biserial r {num(comparison['rank_biserial'], 2)}")
-    for warning in analysis["warnings"]:
+                       f"{num(comparison.mean_difference, signed=True)}, Mann-Whitney p "
+                       f"{p_value(comparison.mann_whitney_p)}, rank-biserial r {num(comparison.rank_biserial, 2)}")
+    for warning in analysis.warnings:
         click.echo(f"warning: {warning}")
     click.echo("details: " + " ".join(lines[1:]))
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, documents.parquet, sentences.parquet and "

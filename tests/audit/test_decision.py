@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from scipy import stats as scipy_stats
 
 from corpus_audit.audit.analysis import analyse, by_group
+from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.audit.verdict import verdict
 from corpus_audit.cli import main
 from corpus_audit.stigma.stats import gap_change, mean_ci, minimum_detectable_effect
@@ -73,9 +74,9 @@ def test_by_group_pools_the_smaller_groups():
 
 
 def test_verdict_leads_with_one_answer_then_the_details():
-    one_group = verdict(analyse(frame(50, 0)).to_dict())
+    one_group = verdict(typed(analyse(frame(50, 0))))
     assert one_group[0].startswith("Too few to tell: with only 0 physical-illness sentences")
-    both = verdict(analyse(frame(300, 300)).to_dict(), n_documents=12)
+    both = verdict(typed(analyse(frame(300, 300))), n_documents=12)
     assert both[0].startswith("No reliable difference:") and "would have shown" in both[0]
     assert both[0].count(". ") == 0  # one sentence
     details = " ".join(both[1:])
@@ -83,7 +84,7 @@ def test_verdict_leads_with_one_answer_then_the_details():
     assert "these group sizes detect about" in details and "(of 12)" in details
     shifted = frame(300, 300).assign(warmth=lambda f: np.where(f.illness_type == "mental", -0.5, 0.5)
                                      + np.random.default_rng(1).normal(0, 0.1, 600))
-    lead = verdict(analyse(shifted).to_dict())[0]
+    lead = verdict(typed(analyse(shifted)))[0]
     assert lead.startswith("Yes: sentences about mental illness are more stigmatising here than about physical")
     assert "colder by 1.01 (95% CI 1.00 to 1.03, p < 0.001)" in lead and "no reliable difference in competence" in lead
 
@@ -171,20 +172,27 @@ def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
 
 
 def test_verdict_claims_no_direction_from_a_narrow_interval_alone():
-    def comparison(n_b: int) -> dict:
-        return {"n_a": 111, "n_b": n_b, "mean_difference": -0.24, "mean_difference_ci": [-0.43, -0.04],
-                "mann_whitney_p": 0.42, "minimum_detectable_difference": 1.05}
-    analysis = {"comparisons": {"warmth": comparison(2), "competence": comparison(2)}}
-    lines = verdict(analysis)
+    def analysis(n_b: int, ci: list) -> AnalysisSummary:
+        data = analyse(frame(111, n_b)).to_dict()
+        for score in ("warmth", "competence"):
+            data["comparisons"][score].update(mean_difference=-0.24, mean_difference_ci=ci, mann_whitney_p=0.42,
+                                              minimum_detectable_difference=1.05)
+        return AnalysisSummary.from_dict(data)
+
+    lines = verdict(analysis(2, [-0.43, -0.04]))
     assert lines[0].startswith("Too few to tell: with only 2 physical-illness sentences (under 30)")
     assert "read the figures below as a description only" in lines[0]
     text = " ".join(lines)
     assert "the interval excludes 0 but the test does not reject, so no direction is claimed" in text
     assert "colder" not in text
-    plain = verdict({"comparisons": {score: {**comparison(200), "mean_difference_ci": [-0.5, 0.1]}
-                                     for score in ("warmth", "competence")}})
+    plain = verdict(analysis(200, [-0.5, 0.1]))
     assert plain[0].startswith("No reliable difference") and "about 1.05 or more would have shown" in plain[0]
     assert "warmth: mental − physical -0.24 [95% CI -0.50 to +0.10]" in " ".join(plain)
+
+
+def typed(result) -> AnalysisSummary:
+    """An analysis as a report reads it back from summary.json."""
+    return AnalysisSummary.from_dict(result.to_dict())
 
 
 def test_compare_answer_says_which_way_the_gap_moved_and_how_sure():
