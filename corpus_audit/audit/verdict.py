@@ -58,18 +58,13 @@ def answer(analysis: AnalysisSummary) -> str:
     directions = {score: _direction(comparisons[score]) for score in SCORES}
     lower = [score for score in SCORES if directions[score] < 0]
     higher = [score for score in SCORES if directions[score] > 0]
-    if lower and not higher:
-        rest = [score for score in SCORES if score not in lower]
-        return (f"Yes: {what} about mental illness are more stigmatising here than about physical illness, "
-                + " and ".join(_by(score, comparisons[score]) for score in lower) + " on a −1 to 1 scale"
-                + (f", with no reliable difference in {rest[0]}" if rest else "")
-                + f" ({counts['mental']} mental vs {counts['physical']} physical).")
-    if higher and not lower:
-        rest = [score for score in SCORES if score not in higher]
-        return (f"No: {what} about mental illness are less stigmatising here than about physical illness, "
-                + " and ".join(_by(score, comparisons[score]) for score in higher) + " on a −1 to 1 scale"
-                + (f", with no reliable difference in {rest[0]}" if rest else "")
-                + f" ({counts['mental']} mental vs {counts['physical']} physical).")
+    for moved, head, more in ((lower, "Yes", "more"), (higher, "No", "less")):
+        if moved and not (higher if moved is lower else lower):
+            rest = [score for score in SCORES if score not in moved]
+            return (f"{head}: {what} about mental illness are {more} stigmatising here than about physical illness, "
+                    + " and ".join(_by(score, comparisons[score]) for score in moved) + " on a −1 to 1 scale"
+                    + (f", with no reliable difference in {rest[0]}" if rest else "")
+                    + f" ({counts['mental']} mental vs {counts['physical']} physical).")
     if lower and higher:
         return (f"Mixed: {what} about mental illness are " + _by(lower[0], comparisons[lower[0]]) + " but "
                 + _by(higher[0], comparisons[higher[0]]) + " than about physical illness, on a −1 to 1 scale "
