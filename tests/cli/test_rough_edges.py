@@ -23,7 +23,7 @@ def test_json_lines_progress_shows_the_share_read_and_the_time_left(tmp_path):
 
 
 def test_ctrl_c_in_filter_is_one_line_and_exit_130(tmp_path, monkeypatch):
-    import corpus_audit.engines as engines
+    from corpus_audit import engines
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
