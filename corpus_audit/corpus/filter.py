@@ -109,9 +109,16 @@ def filter_unit(unit: LineBatch | list[LineBatch] | str) -> tuple[list[KeptSente
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
 
 
+#: The keep-field that holds each document's input file. ``source`` names it too, for records without a field of
+#: that name: a record's own ``source`` field is never overwritten.
+SOURCE_FILE = "source_file"
+
+
 def _field_value(doc: Document, name: str) -> str | None:
     # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
-    return doc.source if name == "source" else field_text(doc.meta.get(name))
+    if name == SOURCE_FILE or (name == "source" and "source" not in doc.meta):
+        return doc.source
+    return field_text(doc.meta.get(name))
 
 
 def _with_progress(documents: Iterable[Document], stats: ReadStats, enabled: bool) -> Iterator[Document]:
