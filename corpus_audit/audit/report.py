@@ -158,7 +158,7 @@ def _forms(summary: AuditSummary) -> str:
     itself a finding)."""
     by_form = summary.filter.get("mentions_by_form") or {}
     total = sum(sum(counts.values()) for counts in by_form.values())
-    rows = [(form, counts.get("mental", 0), counts.get("physical", 0), _pct(sum(counts.values()) / total))
+    rows = [(form, counts.get("mental", 0), counts.get("physical", 0), percent(sum(counts.values()) / total))
             for form, counts in by_form.items()] if total else []
     return (f"<h2>Mention forms</h2><p>Term set: <b>{esc(summary.filter.get('terms', 'paper'))}</b> (paper: the seed "
             "paper's illness names; extended: also generic terms, person nouns, adjectives, slang and treatment "
