@@ -34,7 +34,8 @@ from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
 from corpus_audit.probe.chat import ChatClient, ChatRequest, ResponseStore
 from corpus_audit.probe.coding import instrument_codes, type_agreement
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
 from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.scenarios import (
     ARMS, HEALTHY, TYPES, Design, completion_requests, explicit_messages, judge_messages,
@@ -86,11 +87,11 @@ class ContextualOptions:
 
     def __post_init__(self) -> None:
         if self.coder not in CODERS:
-            raise ValueError(f"coder must be one of {', '.join(CODERS)}, not {self.coder!r}")
+            raise ProbeOptionsError(f"coder must be one of {', '.join(CODERS)}, not {self.coder!r}")
         if self.coder == "judge" and not self.judge_model:
-            raise ValueError("coder judge needs a judge model")
+            raise ProbeOptionsError("coder judge needs a judge model")
         if self.repetitions < 1 or self.parse_retries < 0 or self.max_new_tokens < 1:
-            raise ValueError("repetitions >= 1, parse_retries >= 0 and max_new_tokens >= 1 are needed")
+            raise ProbeOptionsError("repetitions >= 1, parse_retries >= 0 and max_new_tokens >= 1 are needed")
 
     @property
     def arms(self) -> tuple[str, ...]:

@@ -29,7 +29,8 @@ from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
 from corpus_audit.probe.fill_common import MASK, FillRun, FillStage
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
 from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_labels
 from corpus_audit.stigma.stats import compare_groups
@@ -66,9 +67,9 @@ class SocialDistanceOptions:
 
     def __post_init__(self) -> None:
         if self.valence not in METHODS:
-            raise ValueError(f"valence must be one of {', '.join(METHODS)}, not {self.valence!r}")
+            raise ProbeOptionsError(f"valence must be one of {', '.join(METHODS)}, not {self.valence!r}")
         if self.top_k < 1:
-            raise ValueError("top_k must be at least 1")
+            raise ProbeOptionsError("top_k must be at least 1")
 
 
 def folder_of(lang: str, questionnaire: str | Path | None) -> Path:

@@ -42,7 +42,8 @@ def trimmed(folder, lang="en", noun_phrases=NOUN_PHRASES, illnesses=ILLNESSES):
 
 def probe_args(model, outdir, questionnaire, *extra):
     return ["probe", "aq27", "--model", model, "--lang", "en", "-o", str(outdir), "--questionnaire",
-            str(questionnaire), "--threads", "1", "--n-boot", "200", "--no-progress", *extra]
+            str(questionnaire), "--threads", "1", "--n-boot", "200", "--no-progress", "--method", "paper",
+            "--null-models", "0", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def probe_dir(anchor_models, questionnaire, tmp_path_factory):
     outdir = tmp_path_factory.mktemp("probe") / "out"
     result = CliRunner().invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire))
     assert result.exit_code == 0, result.output
-    assert "prompts; mental - physical mean score" in result.output
+    assert "prompts, method paper" in result.output and "confounds each name's length" in result.output
     return outdir
 
 
@@ -146,7 +147,8 @@ def test_an_interrupted_probe_resumes_to_the_same_scores(probe_dir, anchor_model
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(MaskedLM, "score", interrupted)
-    options = AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1)
+    options = AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                          method="paper", null_models=0)
     with pytest.raises(KeyboardInterrupt):
         run_aq27(options, tmp_path / "out", log=lambda message: None)
     assert len(list((tmp_path / "out" / "score-parts").glob("part-*.parquet"))) == 2
@@ -167,7 +169,8 @@ def test_a_damaged_chunk_is_scored_again(probe_dir, anchor_models, questionnaire
     part.write_bytes(part.read_bytes()[:-10])
     (outdir / "scores.parquet").unlink()
     messages = []
-    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1),
+    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                          method="paper", null_models=0),
              outdir, log=messages.append)
     assert f"score: {part.name} is damaged (its SHA-256 differs from the one recorded); scoring its sentences " \
            "again" in messages
@@ -177,7 +180,8 @@ def test_a_damaged_chunk_is_scored_again(probe_dir, anchor_models, questionnaire
 
 def test_in_vocabulary_keeps_single_token_illnesses(anchor_models, questionnaire, tmp_path):
     summary = run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200,
-                                   illnesses="in-vocabulary", threads=1), tmp_path / "out", log=lambda m: None)
+                                   illnesses="in-vocabulary", threads=1, null_models=0), tmp_path / "out",
+                       log=lambda m: None)
     kept = set(pd.read_parquet(tmp_path / "out" / "scores.parquet")["illness"])
     assert kept == {"schizophrenia", "depression", "anxiety", "asthma", "diabetes"}  # "bro ##nch ##itis" is out
     assert summary.options["illnesses"] == "in-vocabulary"
@@ -187,7 +191,8 @@ def test_spanish_probe_and_illness_scope(anchor_models, tmp_path):
     questionnaire = trimmed(tmp_path / "es", "es", ("María", "un individuo"), ("depression", "asthma"))
     result = CliRunner().invoke(main, ["probe", "aq27", "--model", anchor_models["roberta_bpe"], "--lang", "es",
                                        "-o", str(tmp_path / "out"), "--questionnaire", str(questionnaire),
-                                       "--scope", "illness", "--no-period", "--threads", "1", "--n-boot", "100"])
+                                       "--method", "paper", "--scope", "illness", "--no-period", "--threads", "1",
+                                       "--n-boot", "100", "--null-models", "0"])
     assert result.exit_code == 0, result.output
     scores = pd.read_parquet(tmp_path / "out" / "scores.parquet")
     item13 = scores[(scores["item"] == 13) & (scores["illness"] == "asthma")].set_index("noun_phrase")["sentence"]
