@@ -201,3 +201,83 @@ def test_spanish_probe_and_illness_scope(anchor_models, tmp_path):
     illnesses = ProbeFolder(tmp_path / "out").read_illnesses().set_index("illness")
     assert illnesses.loc["asthma", "mean_score"] == pytest.approx(
         scores.loc[scores["illness"] == "asthma", "pll_illness"].mean())
+
+
+# ----------------------------------------------------------------------------------- the controlled method (default)
+
+
+@pytest.fixture(scope="module")
+def controlled_dir(anchor_models, questionnaire, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("controlled") / "out"
+    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                         null_models=1, permutations=999), outdir, log=lambda message: None)
+    return outdir
+
+
+def test_controlled_statistics_match_an_independent_computation(controlled_dir):
+    folder = ProbeFolder(controlled_dir)
+    scores, baselines = pd.read_parquet(folder.scores), pd.read_parquet(folder.baselines)
+    results = folder.read_summary().results
+    assert results["method"] == "controlled" and set(baselines["item"]) == {1, 2, 3}
+    per_piece = baselines["pll_illness"] / baselines["n_tokens_illness"]
+    baseline = per_piece.groupby([baselines["noun_phrase"], baselines["illness"]]).mean()
+    prompt = scores["pll_illness"] / scores["n_tokens_illness"] - baseline.loc[
+        list(zip(scores["noun_phrase"], scores["illness"]))].to_numpy()
+    illness = prompt.groupby([scores["illness_type"], scores["illness"]]).mean()
+    mental, physical = illness["mental"].to_numpy(), illness["physical"].to_numpy()
+    overall = results["overall"]
+    assert overall["n_a"] == 3 and overall["n_b"] == 3 and overall["exact"]
+    assert overall["mean_difference"] == pytest.approx(mental.mean() - physical.mean())
+    exact = stats.permutation_test((mental, physical), lambda a, b: a.mean() - b.mean(), n_resamples=np.inf,
+                                   permutation_type="independent")
+    assert overall["permutation_p"] == pytest.approx(exact.pvalue)
+    assert overall["significant"] == (exact.pvalue < 0.05)
+    anger = prompt[scores["dimension"] == "Anger"].groupby(
+        [scores["illness_type"], scores["illness"]]).mean()
+    dimensions = folder.read_dimensions().set_index("dimension")
+    assert dimensions.loc["Anger", "mean_difference"] == pytest.approx(
+        anger["mental"].mean() - anger["physical"].mean())
+    holm = np.asarray(dimensions["p_holm"])
+    raw = np.asarray(dimensions["permutation_p"])
+    order = np.argsort(raw, kind="stable")
+    assert holm[order[0]] == pytest.approx(min(1.0, 9 * raw[order[0]]))
+    assert (dimensions["significant"] == (dimensions["p_holm"] < 0.05)).all()
+    table = folder.read_illnesses().set_index("illness")
+    assert table.loc["asthma", "mean_score"] == pytest.approx(illness["physical"]["asthma"])
+    assert table.loc["bronchitis", "n_pieces"] == 3  # bro ##nch ##itis
+    null = results["null_check"]
+    assert null["models"] == 1 and len(null["copies"]) == 1 and null["false_positive_rate"] in (0.0, 1.0)
+    report = folder.report.read_text(encoding="utf-8")
+    assert "the illness as the unit" in report and "Null check" in report
+
+
+def test_the_null_check_flags_the_papers_result(controlled_dir, anchor_models, questionnaire, tmp_path):
+    outdir = tmp_path / "out"
+    shutil.copytree(controlled_dir, outdir)
+    messages = []
+    summary = run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200,
+                                   threads=1, null_models=1, permutations=999, method="paper"), outdir,
+                       log=messages.append)
+    assert "null: up to date, skipped" in messages  # switching the method reruns the report only
+    overall = summary.results["overall"]
+    # a random copy's PLL falls with every piece of the name: the paper's test finds a "difference" in it too
+    assert overall["significant"] and overall["flagged"] and overall["null_agrees"] == 1
+    assert summary.results["null_check"]["false_positive_rate"] == 1.0
+    assert any("a model that learnt nothing produces this result" in line for line in summary.results["verdict"])
+    assert "confounds the illness names' length and frequency" in (outdir / "report.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("lang, noun_phrases", [("en", ("Mary", "someone")), ("es", ("María", "un individuo"))])
+def test_a_random_model_shows_no_difference_with_the_default_method(anchor_models, lang, noun_phrases, tmp_path):
+    """The anchor BERT learnt nothing: every illness of the bundled list (22 + 22), two noun phrases."""
+    with open(bundled_folder(lang) / "illnesses.csv", encoding="utf-8") as handle:
+        illnesses = [row["illness"] for row in csv.DictReader(handle)]
+    questionnaire = trimmed(tmp_path / lang, lang, noun_phrases, illnesses)
+    summary = run_aq27(AQ27Options(model=anchor_models["bert"], lang=lang, questionnaire=str(questionnaire),
+                                   n_boot=200, permutations=999, threads=1, null_models=0), tmp_path / "out",
+                       log=lambda message: None)
+    results = summary.results
+    assert results["counts"]["illnesses"] == {"mental": 22, "physical": 22}
+    assert not results["overall"]["significant"]
+    assert sum(not d["significant"] for d in results["dimensions"]) >= 8
+    assert results["verdict"][0].startswith("Mental vs physical illnesses: no evidence of a difference")
