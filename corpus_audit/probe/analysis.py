@@ -53,16 +53,19 @@ def score_column(scores: pd.DataFrame, scope: str = "sentence", reduce: str = "s
 
 def method_scores(scored: pd.DataFrame, baselines: pd.DataFrame | None, method: str, scope: str, reduce: str
                   ) -> pd.DataFrame:
-    """``scored`` with the ``score`` each method tests. paper: :func:`score_column`. controlled: the illness's
-    pieces' log-probability in the item (reduced) less ``baseline``, its mean over the neutral carrier sentences
-    with the same noun phrase (``baselines``: the carriers scored as the prompts are)."""
+    """``scored`` with the ``score`` each method tests and, given ``baselines`` (the carriers scored as the prompts
+    are), ``baseline``: the illness's pieces' log-probability (reduced) averaged over the neutral carrier sentences
+    with the same noun phrase. paper: :func:`score_column`. controlled: the illness's pieces' log-probability in
+    the item (reduced) less ``baseline``."""
+    table = scored
+    if baselines is not None and len(baselines):  # the paper's method reports it too (per illness, for link)
+        carrier = baselines.assign(baseline=score_column(baselines, "illness", reduce))
+        table = scored.join(carrier.groupby(["noun_phrase", "illness"])["baseline"].mean(),
+                            on=["noun_phrase", "illness"])
     if method == "paper":
-        return scored.assign(score=score_column(scored, scope, reduce))
-    if baselines is None:
+        return table.assign(score=score_column(table, scope, reduce))
+    if "baseline" not in table.columns:
         raise ValueError("the controlled method needs the carriers' scores")
-    carrier = baselines.assign(baseline=score_column(baselines, "illness", reduce))
-    baseline = carrier.groupby(["noun_phrase", "illness"])["baseline"].mean()
-    table = scored.join(baseline, on=["noun_phrase", "illness"])
     return table.assign(score=score_column(table, "illness", reduce) - table["baseline"])
 
 

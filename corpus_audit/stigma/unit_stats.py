@@ -101,14 +101,15 @@ def compare_units(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
 @dataclass
 class PartialRankCorrelation:
     """Spearman's rho of x and y with the covariates' ranks partialled out of both ranks (``covariates`` names
-    them). ``rho_ci``: percentile bootstrap over units; ``permutation_p``: two-sided, shuffling x's residual ranks,
-    (count + 1) / (permutations + 1)."""
+    them). ``rho_ci``: percentile bootstrap over units at level ``confidence``; ``permutation_p``: two-sided,
+    shuffling x's residual ranks, (count + 1) / (permutations + 1)."""
 
     n: int
     rho: float
     rho_ci: tuple[float, float]
     permutation_p: float
     covariates: list[str]
+    confidence: float
     permutations: int
     n_boot: int
     warnings: list[str] = field(default_factory=list)
@@ -136,12 +137,15 @@ def _correlation_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 def partial_rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray,
                              covariates: dict[str, Sequence[float] | np.ndarray], *, n_boot: int = 2000,
-                             permutations: int = 9999, seed: int = 0) -> PartialRankCorrelation:
-    """Partial Spearman correlation of ``x`` and ``y`` given ``covariates`` (name -> values, each shape (n,));
-    units with a NaN anywhere are dropped. NaN with fewer than k + 4 units (k covariates) or a constant residual."""
+                             permutations: int = 9999, seed: int = 0, confidence: float = 0.95
+                             ) -> PartialRankCorrelation:
+    """Partial Spearman correlation of ``x`` and ``y`` given ``covariates`` (name -> values, each shape (n,); none:
+    Spearman's rho); units with a NaN anywhere are dropped. ``confidence``: the level of ``rho_ci`` (e.g. 1 - 0.05 / m
+    for an interval corrected over m tests). NaN with fewer than k + 4 units (k covariates) or a constant
+    residual."""
     names = list(covariates)
     x, y = np.asarray(x, dtype=float).ravel(), np.asarray(y, dtype=float).ravel()
-    z = np.asarray([np.asarray(covariates[name], dtype=float).ravel() for name in names]).reshape(len(names), -1)
+    z = np.asarray([np.asarray(covariates[name], dtype=float).ravel() for name in names]).reshape(len(names), x.size)
     keep = np.isfinite(x) & np.isfinite(y) & np.isfinite(z).all(axis=0)
     x, y, z = x[keep], y[keep], z[:, keep]
     nan = float("nan")
@@ -149,11 +153,12 @@ def partial_rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float]
     warnings = [f"only {x.size} units: a partial correlation with {len(names)} covariate(s) needs at least "
                 f"{needed}"] if x.size < needed else []
     if x.size < needed:
-        return PartialRankCorrelation(int(x.size), nan, (nan, nan), nan, names, permutations, n_boot, warnings)
+        return PartialRankCorrelation(int(x.size), nan, (nan, nan), nan, names, confidence, permutations, n_boot,
+                                      warnings)
     rx, ry = _residual_ranks(x[None], z[None])[0], _residual_ranks(y[None], z[None])[0]
     rho = float(_correlation_rows(rx, ry))
     if not np.isfinite(rho):
-        return PartialRankCorrelation(int(x.size), nan, (nan, nan), nan, names, permutations, n_boot,
+        return PartialRankCorrelation(int(x.size), nan, (nan, nan), nan, names, confidence, permutations, n_boot,
                                       warnings + ["a variable is constant once the covariates are taken out"])
     rng = np.random.default_rng(seed)
     index = rng.integers(0, x.size, size=(n_boot, x.size))
@@ -161,8 +166,9 @@ def partial_rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float]
     with np.errstate(invalid="ignore", divide="ignore"):
         replicates = _correlation_rows(_residual_ranks(x[index], resampled), _residual_ranks(y[index], resampled))
     replicates = replicates[np.isfinite(replicates)]
-    ci = (float(np.percentile(replicates, 2.5)), float(np.percentile(replicates, 97.5)))
+    tail = 50 * (1 - confidence)
+    ci = (float(np.percentile(replicates, tail)), float(np.percentile(replicates, 100 - tail)))
     shuffled = rng.permuted(np.tile(rx, (permutations, 1)), axis=1)
     count = int((np.abs(_correlation_rows(shuffled, np.broadcast_to(ry, shuffled.shape))) >= abs(rho) - 1e-12).sum())
-    return PartialRankCorrelation(int(x.size), rho, ci, (count + 1) / (permutations + 1), names, permutations,
-                                  n_boot, warnings)
+    return PartialRankCorrelation(int(x.size), rho, ci, (count + 1) / (permutations + 1), names, confidence,
+                                  permutations, n_boot, warnings)
