@@ -206,11 +206,12 @@ def _gender(summary: ProbeSummary) -> str:
 
 def _comparison_row(label: str, c: dict[str, Any]) -> tuple[Any, ...]:
     return (label, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-            with_ci(c["mean_difference"], c["mean_difference_ci"]), p_value(c["mann_whitney_p"]))
+            with_ci(c["mean_difference"], c["mean_difference_ci"]), p_value(c["mann_whitney_p"]),
+            p_value(c["p_holm"]) if "p_holm" in c else MISSING)
 
 
 _COMPARISON_HEADERS = ["", "stigmatised", "not stigmatised", "mean (stigmatised)", "mean (not)",
-                       "difference [95% CI]", "Mann-Whitney p"]
+                       "difference [95% CI]", "Mann-Whitney p", "p (Holm over templates)"]
 
 
 def _social_distance(summary: ProbeSummary) -> str:
