@@ -284,7 +284,8 @@ def _contextual(summary: ProbeSummary) -> str:
     rows = [(c["condition"], c["category"], c.get(f"n_{arms[0]}"),
              *(num(c.get(f"rate_{arm}"), 2) for arm in arms),
              *((_odds_row({"odds_ratio": c["odds_ratio"], "odds_ratio_ci": (c["or_low"], c["or_high"]), "p": c["p"],
-                           "p_bh": c["p_bh"]}) if c["odds_ratio"] is not None else ("reference", "", "", ""))))
+                           "p_bh": c["p_bh"]}) if c["odds_ratio"] is not None
+               else ("not estimable (separation)", "", "", "") if c.get("separated") else ("reference", "", "", ""))))
             for c in conditions]
     parts = ["<h2>Stigma-congruent completions per condition (Wang et al.'s Figure 3a)</h2>",
              f"<p>{counts['completions']} completions of {summary.model_id}: {counts['scenarios']} scenarios × "
