@@ -151,6 +151,30 @@ def aq27_command(outdir: str, **settings: object) -> None:
     click.echo(f"wrote {outdir}/report.html")
 
 
+@probe_group.command("compare")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (compare.json, compare.csv, compare.png/.svg, report.html).")
+@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+              help="Bootstrap replicates of the confidence intervals.")
+@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+              help="Permutations of the illness labels per test.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@reports_errors("cannot write to {outdir}")
+def compare_command(folders: tuple[str, ...], outdir: str, n_boot: int, permutations: int, seed: int) -> None:
+    """Compare the AQ-27 probes of several models (FOLDERS: their output folders, probed with the same options):
+    each model's mental - physical gap overall and per dimension in one table, figure and report, and whether
+    the gaps differ between models (per-illness differences, permutation test over illness labels, Holm over
+    every pair and dimension). See docs/probe.md.
+    """
+    from corpus_audit.probe.compare import compare
+
+    result = compare(folders, outdir, n_boot=n_boot, permutations=permutations, seed=seed, log=log)
+    for line in result["verdict"]:
+        click.echo(line)
+    click.echo(f"wrote {outdir}/report.html")
+
+
 @probe_group.command("gender")
 @OUTDIR_OPTION
 @LANG_OPTION

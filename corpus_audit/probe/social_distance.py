@@ -38,8 +38,7 @@ from corpus_audit.stigma.stats import compare_groups, holm
 from corpus_audit.stigma.unit_stats import ALPHA
 
 if TYPE_CHECKING:
-    import numpy as np
-import pandas as pd
+    import pandas as pd
 
 FILES = ("social_distance_conditions.csv", "social_distance_items.csv", "social_distance_templates.csv")
 LABELS_FILE = "social_distance_labels.csv"

@@ -150,8 +150,8 @@ def partial_rank_correlation(x: Sequence[float] | np.ndarray, y: Sequence[float]
     x, y, z = x[keep], y[keep], z[:, keep]
     nan = float("nan")
     needed = len(names) + 4
-    warnings = [f"only {x.size} units: a partial correlation with {len(names)} covariate(s) needs at least "
-                f"{needed}"] if x.size < needed else []
+    warnings = [(f"only {x.size} units: a partial correlation with {len(names)} covariate(s) needs at least "
+                 f"{needed}")] if x.size < needed else []
     if x.size < needed:
         return PartialRankCorrelation(int(x.size), nan, (nan, nan), nan, names, confidence, permutations, n_boot,
                                       warnings)

@@ -281,3 +281,34 @@ def test_a_random_model_shows_no_difference_with_the_default_method(anchor_model
     assert not results["overall"]["significant"]
     assert sum(not d["significant"] for d in results["dimensions"]) >= 8
     assert results["verdict"][0].startswith("Mental vs physical illnesses: no evidence of a difference")
+
+
+def test_compare_puts_two_models_side_by_side_and_tests_their_gaps(controlled_dir, anchor_models, questionnaire,
+                                                                   tmp_path):
+    other = tmp_path / "roberta"
+    run_aq27(AQ27Options(model=anchor_models["roberta"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                         null_models=0, permutations=999), other, log=lambda message: None)
+    result = CliRunner().invoke(main, ["probe", "compare", str(controlled_dir), str(other), "-o",
+                                       str(tmp_path / "cmp"), "--n-boot", "200", "--permutations", "999"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert compared["method"] == "controlled" and len(compared["tests"]) == 10  # one pair: ALL + 9 dimensions
+    assert len(compared["per_model"]) == 2 * 10
+    bert = ProbeFolder(controlled_dir).read_illnesses().set_index("illness")
+    roberta = ProbeFolder(other).read_illnesses().set_index("illness")
+    gap = bert["mean_score"] - roberta.loc[bert.index, "mean_score"]
+    mental = bert["illness_type"] == "mental"
+    overall = next(t for t in compared["tests"] if t["dimension"] == "ALL")
+    assert overall["difference_of_gaps"] == pytest.approx(gap[mental].mean() - gap[~mental].mean())
+    exact = stats.permutation_test((gap[mental].to_numpy(), gap[~mental].to_numpy()),
+                                   lambda a, b: a.mean() - b.mean(), n_resamples=np.inf,
+                                   permutation_type="independent")
+    assert overall["permutation_p"] == pytest.approx(exact.pvalue)
+    from statsmodels.stats.multitest import multipletests
+
+    expected = multipletests([t["permutation_p"] for t in compared["tests"]], method="holm")[1]
+    assert [t["p_holm"] for t in compared["tests"]] == pytest.approx(list(expected))
+    assert (tmp_path / "cmp" / "compare.png").stat().st_size > 1000
+    assert "AQ-27 probes compared" in (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
+    alone = CliRunner().invoke(main, ["probe", "compare", str(other), "-o", str(tmp_path / "cmp2")])
+    assert alone.exit_code == 1 and "give at least two AQ-27 probe folders" in alone.output
