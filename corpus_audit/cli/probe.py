@@ -37,6 +37,14 @@ BOOT_OPTIONS = apply_options([
                  help="Bootstrap replicates of the confidence intervals."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
 ])
+#: The resampling options of the commands that test with permutations and bootstrap intervals (link, compare).
+PERMUTATION_OPTIONS = apply_options([
+    click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+                 help="Bootstrap replicates of the confidence intervals."),
+    click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+                 help="Shuffles of each permutation test."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations."),
+])
 
 fill_model_options = apply_options([
     click.option("--model", required=True, help=MODEL_HELP), DEVICE_OPTION, MAX_TOKENS_OPTION, THREADS_OPTION,
@@ -155,11 +163,7 @@ def aq27_command(outdir: str, **settings: object) -> None:
 @click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
               help="Output folder (compare.json, compare.csv, compare.png/.svg, report.html).")
-@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap replicates of the confidence intervals.")
-@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
-              help="Permutations of the illness labels per test.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@PERMUTATION_OPTIONS
 @reports_errors("cannot write to {outdir}")
 def compare_command(folders: tuple[str, ...], outdir: str, n_boot: int, permutations: int, seed: int) -> None:
     """Compare the AQ-27 probes of several models (FOLDERS: their output folders, probed with the same options):
@@ -377,11 +381,7 @@ def _number(value: float | None, spec: str) -> str:
                 metavar="AUDIT_OUTDIR... PROBE_OUTDIR")
 @click.option("--labels", default=None,
               help="Comma-separated names of the audits, in order (default: their folder names).")
-@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap replicates of the correlations' confidence intervals.")
-@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
-              help="Shuffles of the permutation tests of the correlations.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@PERMUTATION_OPTIONS
 @reports_errors("cannot write the link")
 def link_command(folders: tuple[str, ...], labels: str | None, n_boot: int, permutations: int, seed: int) -> None:
     """Put the audits of one or more corpora beside a probe of a model: how far does the corpus explain the model?

@@ -120,6 +120,8 @@ def verdict(results: dict[str, Any]) -> list[str]:
     difference, ci = overall.get("mean_difference"), overall.get("mean_difference_ci") or (None, None)
     interval = (f"{difference:+.3f} [95% CI {ci[0]:+.3f}, {ci[1]:+.3f}]" if difference is not None
                 and None not in ci else "not computable")
+    p = _p_of(overall)
+    p_text = "not computable" if p is None or not np.isfinite(p) else f"{p:.3g}"
     unit = (f"over {overall.get('n_a')} mental and {overall.get('n_b')} physical illnesses"
             if method == "controlled" else f"over {overall.get('n_pairs')} item x noun phrase pairs")
     measure = ("how much the items raise each illness's log-probability over neutral sentences"
@@ -128,7 +130,7 @@ def verdict(results: dict[str, Any]) -> list[str]:
     if overall["significant"]:
         direction = "more" if (difference or 0) > 0 else "less"
         lines.append(f"Mental vs physical illnesses: a difference in {measure}, mental - physical {interval} {unit} "
-                     f"(p {_p_of(overall):.3g}): the model finds the AQ-27 prompts {direction} likely with a mental "
+                     f"(p {p_text}): the model finds the AQ-27 prompts {direction} likely with a mental "
                      "illness.")
         if overall["flagged"]:
             lines.append(f"But {overall['null_agrees']} of {null.get('models')} randomly initialised copies of the "
@@ -136,7 +138,7 @@ def verdict(results: dict[str, Any]) -> list[str]:
                          "is not evidence of stigma the model learnt.")
     else:
         lines.append(f"Mental vs physical illnesses: no evidence of a difference in {measure} (mental - physical "
-                     f"{interval} {unit}, p {_p_of(overall):.3g}).")
+                     f"{interval} {unit}, p {p_text}).")
     significant = [d for d in results["dimensions"] if d["significant"]]
     kept = [d["dimension"] for d in significant if not d["flagged"]]
     flagged = [d["dimension"] for d in significant if d["flagged"]]
