@@ -312,3 +312,10 @@ def test_compare_puts_two_models_side_by_side_and_tests_their_gaps(controlled_di
     assert "AQ-27 probes compared" in (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
     alone = CliRunner().invoke(main, ["probe", "compare", str(other), "-o", str(tmp_path / "cmp2")])
     assert alone.exit_code == 1 and "give at least two AQ-27 probe folders" in alone.output
+
+
+def test_the_controlled_method_refuses_the_sentence_scope_clearly(tmp_path):
+    result = CliRunner().invoke(main, ["probe", "aq27", "--model", str(tmp_path), "-o", str(tmp_path / "out"),
+                                       "--scope", "sentence"])
+    assert result.exit_code == 1 and "--scope sentence goes with --method paper only" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
