@@ -29,10 +29,10 @@ from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
-from corpus_audit.probe.fill_common import MASK, FillRun, FillStage
+from corpus_audit.probe.fill_common import FillRun, FillStage
 from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
                                        ProbeSummary)
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.valence import is_word
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import bonferroni, t_test

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NOUN_PHRASE = "[noun phrase]"
+#: How every questionnaire file writes the masked slot (replaced by the model's own mask token when filling).
 MASK = "<mask>"
 NOUN_PHRASE_KINDS = ("name", "gendered", "neutral")
 CARRIERS = "aq27_carriers.csv"
