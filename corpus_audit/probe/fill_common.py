@@ -1,4 +1,5 @@
-"""What the fill-mask probes (``probe gender``, ``probe social-distance``) share: the run options, the model loader and the fill stage with its saved chunks."""
+"""What the fill-mask probes (``probe gender``, ``probe social-distance``) share: the run options, the model
+loader and the fill stage with its saved chunks."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 
 from corpus_audit.probe.parts import FillParts
 from corpus_audit.probe.pll import MAX_TOKENS, Fill, MaskedLM
+from corpus_audit.probe.questionnaire import MASK
 
 
 @dataclass
