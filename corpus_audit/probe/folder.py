@@ -60,9 +60,9 @@ NULL_PARTS = "null-parts"
 FIGURES = {
     "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per AQ-27 "
                 "dimension (the seed paper's Figure 1).",
-    "differences": "Mean score difference, mental - physical, per AQ-27 dimension over the item x noun phrase pairs, "
-                   "with 95% bootstrap CIs (the seed paper's Figure 2); above 0: the model finds the prompts more "
-                   "likely with a mental illness.",
+    "differences": "Mean score difference, mental - physical, per AQ-27 dimension, with 95% bootstrap CIs over the "
+                   "illnesses (--method paper: over the item x noun phrase pairs) and the corrected significance "
+                   "(the seed paper's Figure 2); above 0: the items make a mental illness more likely.",
 }
 #: Figures of each probe (stem -> caption), in report order.
 PROBE_FIGURES = {
