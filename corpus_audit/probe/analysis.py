@@ -87,22 +87,26 @@ def _p_of(record: dict[str, Any]) -> float | None:
 
 def add_null_check(results: dict[str, Any], null_results: list[dict[str, Any]]) -> None:
     """Put the null check into ``results``: per copy, what the same statistics say of a randomly initialised copy
-    of the model; the false-positive rates; and on every significant result ``null_agrees``, how many copies are
-    also significant in the same direction, and ``flagged`` (at least one is: the result is one a model that learnt
-    nothing produces too)."""
+    of the model; the false-positive rates; and on every result ``null_significant`` (copies significant there, in
+    either direction), ``null_agrees`` (those in the same direction) and ``flagged``: the result is significant and
+    at least one copy is too. A test that fires on models that learnt nothing is no evidence, whichever way the
+    copies point (a random copy's direction depends on its initialiser: the paper's method points one way on the
+    anchor model and the other way on its copies, significant on all of them)."""
     n = len(null_results)
 
-    def agreeing(record: dict[str, Any], copies: list[dict[str, Any]]) -> int:
+    def count(record: dict[str, Any], copies: list[dict[str, Any]], same: bool) -> int:
         sign = np.sign(record.get("mean_difference") or 0.0)
-        return sum(bool(c["significant"]) and np.sign(c.get("mean_difference") or 0.0) == sign for c in copies)
+        return sum(bool(c["significant"]) and (not same or np.sign(c.get("mean_difference") or 0.0) == sign)
+                   for c in copies)
 
-    overall_copies = [r["overall"] for r in null_results]
-    results["overall"]["null_agrees"] = agreeing(results["overall"], overall_copies) if n else None
-    results["overall"]["flagged"] = bool(n and results["overall"]["significant"] and results["overall"]["null_agrees"])
-    for index, record in enumerate(results["dimensions"]):
-        copies = [r["dimensions"][index] for r in null_results]
-        record["null_agrees"] = agreeing(record, copies) if n else None
-        record["flagged"] = bool(n and record["significant"] and record["null_agrees"])
+    pairs = [(results["overall"], [r["overall"] for r in null_results])]
+    pairs += [(record, [r["dimensions"][index] for r in null_results])
+              for index, record in enumerate(results["dimensions"])]
+    for record, copies in pairs:
+        record["null_significant"] = count(record, copies, False) if n else None
+        record["null_agrees"] = count(record, copies, True) if n else None
+        record["flagged"] = bool(n and record["significant"] and record["null_significant"])
+    overall_copies = pairs[0][1]
     dimension_hits = [sum(bool(d["significant"]) for d in r["dimensions"]) for r in null_results]
     results["null_check"] = {
         "models": n,
@@ -133,9 +137,13 @@ def verdict(results: dict[str, Any]) -> list[str]:
                      f"(p {p_text}): the model finds the AQ-27 prompts {direction} likely with a mental "
                      "illness.")
         if overall["flagged"]:
-            lines.append(f"But {overall['null_agrees']} of {null.get('models')} randomly initialised copies of the "
-                         "same architecture show the same: a model that learnt nothing produces this result, so it "
-                         "is not evidence of stigma the model learnt.")
+            same = overall["null_agrees"] == overall["null_significant"]
+            lines.append(f"But {overall['null_significant']} of {null.get('models')} randomly initialised copies of "
+                         "the same architecture come out significant too"
+                         + (" in the same direction" if same else f" ({overall['null_agrees']} in the same "
+                            "direction)")
+                         + ": a model that learnt nothing produces this result, so it is not evidence of stigma the "
+                           "model learnt.")
     else:
         lines.append(f"Mental vs physical illnesses: no evidence of a difference in {measure} (mental - physical "
                      f"{interval} {unit}, p {p_text}).")

@@ -82,8 +82,9 @@ def _null_check(results: dict[str, Any]) -> str:
             f"<p>{null['models']} copies of the model's architecture with its tokenizer and freshly drawn weights "
             f"(seeds 0..{null['models'] - 1}) scored the same prompts. False-positive rate: overall "
             f"{num(null['false_positive_rate'], 2)}, per dimension {num(null['dimension_false_positive_rate'], 2)}. "
-            "A result of the model that a copy also produces (significant, same direction) is marked "
-            "'random copies too' and is not evidence of learnt stigma.</p>"
+            "A significant result of the model where a copy is significant too (either direction: the test then "
+            "fires on models that learnt nothing) is marked 'random copies too' and is not evidence of learnt "
+            "stigma.</p>"
             + table(["seed", "difference, mental - physical", "p", "significant", "dimensions significant"], rows,
                     numeric_from=1))
 

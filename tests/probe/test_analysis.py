@@ -68,3 +68,8 @@ def test_a_real_shift_is_found_and_the_null_check_flags_only_what_random_copies_
     add_null_check(results, [results | {}])  # a copy that says the same thing
     assert results["overall"]["flagged"] and results["overall"]["null_agrees"] == 1
     assert any("a model that learnt nothing produces this result" in line for line in verdict(results))
+    opposite = {"overall": {**results["overall"], "mean_difference": -1.0}, "dimensions": results["dimensions"]}
+    add_null_check(results, [opposite])  # significant the other way: the test fires on a model that learnt nothing
+    assert results["overall"]["flagged"] and results["overall"]["null_agrees"] == 0
+    assert results["overall"]["null_significant"] == 1
+    assert any("come out significant too (0 in the same direction)" in line for line in verdict(results))
