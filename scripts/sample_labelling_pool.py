@@ -90,7 +90,7 @@ def fold(text: str) -> str:
 def load_patterns(lang: str) -> list[Pattern]:
     """One case-insensitive pattern per form (diagnosis names: upper-case abbreviations matched as written)."""
     lexicon = pd.read_csv(ROOT / "lexicons" / lang / "illnesses.csv", keep_default_na=False)
-    # Bare "cold" is mostly temperature: only "a cold", "colds", "common cold" enter the pool.
+    # Bare "cold" is mostly temperature: only "colds", "common cold" and "a cold" as below enter the pool.
     lexicon = lexicon[lexicon["term"] != "cold"]
     patterns = []
     for illness_type, rows in lexicon.groupby("type"):
@@ -99,7 +99,10 @@ def load_patterns(lang: str) -> list[Pattern]:
             if len(terms):
                 patterns.append(Pattern("diagnosis", illness_type, _alternation(terms, flags)))
     if lang == "en":
-        patterns.append(Pattern("diagnosis", "physical", re.compile(r"\ba cold\b", re.IGNORECASE)))
+        # "a cold" as an illness: followed by punctuation or a word that goes on about the illness, not an adjective.
+        patterns.append(Pattern("diagnosis", "physical", re.compile(
+            r"\b(?:a|the|this|my|his|her) cold\b(?=\s*(?:[.,;:!?)]|$|and\b|or\b|with\b|for\b|since\b|that\b|last\b"
+            r"|going\b|coming\b|again\b|in\b|on\b|so\b|but\b))", re.IGNORECASE)))
     extended = pd.read_csv(ROOT / "data" / "labelled" / "pool_terms.csv", keep_default_na=False)
     for (form, illness_type), rows in extended[extended["lang"] == lang].groupby(["form", "type"], sort=False):
         body = "|".join(f"(?:{fold(pattern)})" for pattern in rows["pattern"])
@@ -250,7 +253,7 @@ def build(corpora: Path, lang: str) -> pd.DataFrame:
     sample = draw(found, lang, rng)
     sizes = chunk_sizes(len(sample))
     doubled = double_subset(sample, sum(sizes[:DOUBLE_CHUNKS]), rng)
-    sample["double_labelled"] = np.isin(np.arange(len(sample)), doubled)
+    sample["double_labelled"] = np.where(np.isin(np.arange(len(sample)), doubled), "yes", "no")
     # Label order: the double-labelled rows first (chunks 01..), each part shuffled so a chunk mixes corpora.
     sample["order"] = rng.random(len(sample))
     sample = sample.sort_values(["double_labelled", "order"], ascending=[False, True]).reset_index(drop=True)
