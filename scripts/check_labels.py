@@ -3,9 +3,10 @@ Cohen's kappa between two labellers.
 
     python scripts/check_labels.py labels_pool_en_03_lab1.csv [more files ...]
     python scripts/check_labels.py --kappa labels_pool_en_01_a.csv labels_pool_en_01_b.csv
+    python scripts/check_labels.py --kappa-table   # kappa per field and language, from templates/<lang>/
 
-A label file is named ``labels_<chunk>_<labeller>.csv`` (chunk as in data/labelled/pool_LANG.csv, e.g.
-``pool_en_03``) and holds one row per uid of that chunk with the columns
+A label file is named ``labels_<chunk>_<labeller>.csv`` (chunk as in the ``chunk`` column of
+templates/<lang>/stigma_labelled.csv, e.g. ``pool_en_03``) and holds one row per uid of that chunk with the columns
 uid,category,stigmatising,dimension,stigma_strength,note. Exit status 1 when any file has a problem.
 """
 
@@ -24,6 +25,7 @@ COLUMNS = ["uid", "category", "stigmatising", "dimension", "stigma_strength", "n
 CATEGORIES = {"judgement", "self_disclosure", "clinical", "question", "analogy", "information"}
 DIMENSIONS = {"anger", "dangerousness", "fear", "blame", "segregation", "coercion", "avoidance",
               "withholding_help", "pity", "other"}
+FIELDS = ("category", "stigmatising", "dimension", "stigma_strength (quadratic)")
 NAME = re.compile(r"labels_(pool_(en|es)_\d\d)_([A-Za-z0-9]+)\.csv")
 
 
@@ -40,7 +42,7 @@ def problems(path: Path) -> list[str]:
     labels = read_labels(path)
     if list(labels.columns) != COLUMNS:
         return [f"{path}: columns must be exactly {','.join(COLUMNS)} (found {','.join(labels.columns)})"]
-    pool = pd.read_csv(ROOT / "data" / "labelled" / f"pool_{lang}.csv", dtype=str, keep_default_na=False)
+    pool = pd.read_csv(ROOT / "templates" / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
     expected = set(pool.loc[pool["chunk"] == chunk, "uid"])
     found: list[str] = []
     missing = expected - set(labels["uid"])
@@ -86,11 +88,40 @@ def kappas(first: Path, second: Path) -> dict[str, float]:
     }
 
 
+def kappa_table(labelled: Path) -> dict[str, float]:
+    """Cohen's kappa per field over the double-labelled sentences of a stigma_labelled.csv (its ``label_1`` and
+    ``label_2``: category|stigmatising|dimension|strength): category, stigmatising, dimension (the exact
+    ';'-joined set, empty for none) and stigma_strength (quadratic weights)."""
+    table = read_labels(labelled)
+    doubled = table[table["double_labelled"] == "yes"]
+    first, second = (doubled[column].str.split("|", expand=True) for column in ("label_1", "label_2"))
+    return {
+        "rows": float(len(doubled)),
+        "category": cohen_kappa_score(first[0], second[0]),
+        "stigmatising": cohen_kappa_score(first[1], second[1]),
+        "dimension": cohen_kappa_score(first[2], second[2]),
+        "stigma_strength (quadratic)": cohen_kappa_score(first[3].astype(int), second[3].astype(int),
+                                                         weights="quadratic"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("files", nargs="*", type=Path)
     parser.add_argument("--kappa", action="store_true", help="the two FILES label the same chunk: print kappa")
+    parser.add_argument("--kappa-table", action="store_true",
+                        help="print kappa per field over the double-labelled subset of each language's "
+                             "templates/<lang>/stigma_labelled.csv")
     args = parser.parse_args()
+    if args.kappa_table:
+        print("| language | double-labelled | " + " | ".join(FIELDS) + " |")
+        print("|---" * (len(FIELDS) + 2) + "|")
+        for lang in ("en", "es"):
+            values = kappa_table(ROOT / "templates" / lang / "stigma_labelled.csv")
+            print(f"| {lang} | {values['rows']:.0f} | " + " | ".join(f"{values[f]:.3f}" for f in FIELDS) + " |")
+        return
+    if not args.files:
+        parser.error("name the label files to check")
     found = [problem for path in args.files for problem in problems(path)]
     print("\n".join(found) if found else f"{len(args.files)} file(s): format OK")
     if args.kappa and not found:

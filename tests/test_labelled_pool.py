@@ -1,6 +1,7 @@
-"""The labelling pool (data/labelled/pool_LANG.csv) keeps the promises issue 28 makes for it: document splits,
-a double-labelled subset drawn across corpora, no near-duplicates, a licence per row; and the sampling and
-label-checking scripts do what they say."""
+"""The labelled stigma data (templates/LANG/stigma_labelled.csv) keeps the promises issue 28 makes for it: real
+sentences split by document (held-out real only), written ones by group, a double-labelled subset drawn across
+corpora, no near-duplicates, a licence per row, valid labels; and the sampling and label-checking scripts do what
+they say."""
 
 from __future__ import annotations
 
@@ -12,7 +13,11 @@ import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LABELLED = ROOT / "data" / "labelled"
+TEMPLATES = ROOT / "templates"
+
+
+def labelled_file(lang: str) -> pd.DataFrame:
+    return pd.read_csv(TEMPLATES / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
 
 
 def load_script(name: str):
@@ -34,13 +39,19 @@ def checker():
 
 
 @pytest.fixture(scope="module", params=["en", "es"])
-def pool(request) -> pd.DataFrame:
-    return pd.read_csv(LABELLED / f"pool_{request.param}.csv", keep_default_na=False)
+def labelled(request) -> pd.DataFrame:
+    return labelled_file(request.param).assign(lang=request.param)
+
+
+@pytest.fixture(scope="module")
+def pool(labelled) -> pd.DataFrame:
+    """The real sentences: the labelling pool as drawn."""
+    return labelled[labelled["source"] == "real"]
 
 
 def test_pool_size_and_columns(pool, sampler):
     lang = pool["lang"].iloc[0]
-    assert list(pool.columns) == sampler.POOL_COLUMNS
+    assert set(sampler.POOL_COLUMNS) <= set(pool.columns)
     assert len(pool) == sampler.TOTALS[lang]
     assert pool["uid"].is_unique
     assert (pool["licence"] == pool["corpus"].map(sampler.LICENCES)).all()
@@ -61,8 +72,7 @@ def test_split_depends_on_the_document_id_only(sampler):
 
 
 def test_codiesp_cases_share_their_split_across_languages():
-    en = pd.read_csv(LABELLED / "pool_en.csv", keep_default_na=False)
-    es = pd.read_csv(LABELLED / "pool_es.csv", keep_default_na=False)
+    en, es = labelled_file("en"), labelled_file("es")
     both = en[en["corpus"] == "codiesp_clinical_cases_en"].merge(
         es[es["corpus"] == "codiesp_clinical_cases_es"], on="doc_id", suffixes=("_en", "_es"))
     assert len(both) > 0
@@ -84,7 +94,7 @@ def test_no_near_duplicates(pool, sampler):
 
 
 def test_notice_names_every_corpus(pool):
-    notice = (LABELLED / "NOTICE.md").read_text(encoding="utf-8")
+    notice = (TEMPLATES / "README.md").read_text(encoding="utf-8")
     for corpus in pool["corpus"].unique():
         assert f"`{corpus}`" in notice
 
@@ -111,7 +121,7 @@ def test_near_duplicates_drop_reposts(sampler):
 
 
 def test_check_labels_reports_each_problem(checker, tmp_path):
-    pool = pd.read_csv(LABELLED / "pool_en.csv", keep_default_na=False)
+    pool = labelled_file("en")
     uids = pool.loc[pool["chunk"] == "pool_en_03", "uid"].tolist()
     labels = pd.DataFrame({"uid": uids, "category": "information", "stigmatising": "no", "dimension": "",
                            "stigma_strength": "0", "note": ""})
@@ -129,3 +139,41 @@ def test_check_labels_reports_each_problem(checker, tmp_path):
     assert f"line 3 ({uids[1]}): category 'judgment'" in found
     assert f"line 4 ({uids[2]}): stigmatising=no must leave dimension empty" in found
     assert checker.problems(tmp_path / "labels_en_03.csv")[0].endswith("name must be labels_pool_<lang>_<NN>_<labeller>.csv")
+
+
+def test_labels_are_valid(labelled, checker):
+    assert set(labelled["category"]) <= checker.CATEGORIES
+    assert set(labelled["stigmatising"]) == {"yes", "no"}
+    stigmatising = labelled["stigmatising"] == "yes"
+    dimensions = labelled["dimension"].str.split(";").explode()
+    assert set(dimensions[dimensions != ""]) <= checker.DIMENSIONS  # "help" normalised to withholding_help
+    assert (labelled.loc[stigmatising, "dimension"] != "").all()
+    assert (labelled.loc[~stigmatising, "dimension"] == "").all()
+    assert labelled.loc[stigmatising, "stigma_strength"].isin(["1", "2", "3"]).all()
+    assert (labelled.loc[~stigmatising, "stigma_strength"] == "0").all()
+    assert labelled["uid"].is_unique and (labelled["sentence"].str.strip() != "").all()
+
+
+def test_held_out_is_real_and_written_sentences_split_by_group(labelled):
+    assert set(labelled.loc[labelled["split"] == "heldout", "source"]) == {"real"}
+    written = labelled[labelled["source"] == "written"]
+    assert set(written["split"]) == {"train", "dev"}
+    assert (written.groupby("group")["split"].nunique() == 1).all()
+    assert written["licence"].str.startswith("Apache-2.0").all()
+    # both classes in every split the head is fitted or measured on
+    assert (labelled.groupby(["source", "split"])["stigmatising"].nunique() == 2).all()
+
+
+def test_double_labelled_rows_keep_both_independent_labels(pool):
+    doubled = pool[pool["double_labelled"] == "yes"]
+    for column in ("label_1", "label_2"):
+        parts = doubled[column].str.split("|", expand=True)
+        assert parts.shape[1] == 4 and parts[1].isin(["yes", "no"]).all()
+    assert (pool.loc[pool["double_labelled"] == "no", ["label_1", "label_2"]] == "").all().all()
+    assert doubled["labellers"].str.endswith(";adjudicator").all()
+
+
+def test_kappa_table_matches_the_labellers_disagreement(checker):
+    values = checker.kappa_table(TEMPLATES / "en" / "stigma_labelled.csv")
+    assert values["rows"] >= 400
+    assert 0.0 < values["stigmatising"] < 1.0  # the English labellers disagreed on some rows

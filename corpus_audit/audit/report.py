@@ -364,7 +364,7 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
-        accuracy += _judgement_validity(validity)
+        accuracy += _judgement_validity(validity) + _stigma_validity(validity.get("stigma"))
     else:
         accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
                     "and recipe before reading the scores as warmth and competence.</p>")
@@ -379,10 +379,37 @@ def _method(summary: AuditSummary) -> str:
             "so each sentence falls in one quadrant. The judgement gate sorts sentences into judgements about "
             "people and neutral mentions, and nine dimension heads read the AQ-27 dimensions directly; both are "
             "trained on sentences written for this project (templates/&lt;lang&gt;/neutral.csv and "
-            "judgements.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
+            "judgements.csv). The stigma score, which ranks the documents, is the probability that a sentence "
+            "stigmatises people with the illness (supportive, counter-stereotypical and anti-stigma text near 0), "
+            "learnt from real sentences labelled by this project and written hard cases "
+            "(templates/&lt;lang&gt;/stigma_labelled.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _stigma_validity(measured: dict[str, Any] | None) -> str:
+    """The stigma score's measured validity on held-out real sentences (scm/stigma.py), or a warning."""
+    if not measured:
+        return ("<p><b>Stigma score: not measured on held-out real sentences</b> for these axes; do not rank "
+                "documents by it before `corpus-audit axes evaluate` has measured it.</p>")
+    low, high = measured["auc_ci95"]
+    rows = [("ROC AUC, stigmatising vs the rest (95% CI, documents resampled)",
+             f"{num(measured['auc'])} ({num(low)}–{num(high)})"),
+            *((f"precision of the top {k}", _pct(value)) for k, value in measured["precision_at"].items()),
+            ("share stigmatising (base rate)", _pct(measured["base_rate"])),
+            *((f"ROC AUC, mention form '{form}' ({value['n_stigmatising']} stigmatising, {value['n_other']} other)",
+               num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None)]
+    documents = measured.get("documents")
+    if documents:
+        rows += [(f"documents ranked by their most stigmatising sentence ({documents['n_documents']}, "
+                  f"{documents['n_stigmatising']} stigmatising): ROC AUC", num(documents["auc"])),
+                 (f"a supportive document ranked above a stigmatising one on the same illness type "
+                  f"({documents['n_pairs']} pairs)", _pct(documents["supportive_above_stigmatising"]))]
+    return (f"<p>Stigma score (the probability that a sentence stigmatises people with the illness; documents are "
+            f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
+            f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"
+            + table(("measure", "value"), rows))
 
 
 def _judgement_validity(validity: dict[str, Any]) -> str:
@@ -439,14 +466,14 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
         rows.append((row["rank"], row["doc_id"], *(row[field] for field in keep_fields), num(row[STIGMA_SCORE], 2),
                      row["top_category"] or MISSING, row["top_dimension"] or MISSING,
                      f'{row["n_judgements"]} / {row["n_sentences"]}', row["illnesses"], sentence))
-    return ("<h2>Documents to review, most judging first</h2>"
+    return ("<h2>Documents to review, most stigmatising first</h2>"
             f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
-            "A document's score is the judgement strength of its most judging sentence (shown): the instrument's "
-            "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
+            "A document's score is the stigma score of its most stigmatising sentence (shown): the instrument's "
+            "probability that it stigmatises people with the illness. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
             "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
             f"the order: {RANKING_VALIDITY} Read before removing.</p>"
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
-                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99))
+                     "judgements / sentences", "illnesses", "most stigmatising sentence"), rows, numeric_from=99))
 
 
 def _groups(analysis: dict[str, Any]) -> str:

@@ -66,8 +66,8 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
                            output: str, strict: bool) -> None:
     """Export the sentences of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
-    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence and quadrant,
-    and prints the number of flagged sentences per document.
+    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant and the
+    stigma score, and prints the number of flagged sentences per document, most stigmatising document first.
     """
     from corpus_audit.audit.flagged import export_flagged
 
@@ -75,8 +75,9 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
                                         illness_type=illness_type, strict=strict, log=warn)
     shown = 20
     click.echo(f"{len(flagged)} flagged sentences in {len(documents)} documents")
-    for doc_id, count in documents.head(shown).itertuples(index=False):
-        click.echo(f"  {count:6d}  {doc_id}")
+    for row in documents.head(shown).to_dict(orient="records"):
+        stigma = f"  stigma {row['stigma']:.3f}" if "stigma" in row else ""
+        click.echo(f"  {row['flagged']:6d}{stigma}  {row['doc_id']}")
     if len(documents) > shown:
         click.echo(f"  ... and {len(documents) - shown} more documents")
     click.echo(f"wrote {output}")
@@ -103,9 +104,9 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
                       illness: str | None, illness_type: str | None, output: str | None, strict: bool) -> None:
     """List the documents of an audit OUTDIR, most stigmatising first.
 
-    A document's stigma score is the judgement strength of its most judging illness sentence (the instrument's
-    probability, in [0, 1], that the sentence judges people rather than disclosing, describing, asking or using
-    the illness as a figure of speech). Each row has the document's keep-fields (--keep-field of the audit),
+    A document's stigma score is the stigma score of its most stigmatising illness sentence (the instrument's
+    probability, in [0, 1], that the sentence stigmatises people with the illness; supportive,
+    counter-stereotypical and anti-stigma sentences score near 0). Each row has the document's keep-fields (--keep-field of the audit),
     that sentence, its category and AQ-27 dimension, counts of sentences (mental, physical, judgements) and one
     column per AQ-27 dimension.
     """
@@ -148,7 +149,7 @@ def clean_command(corpus: tuple[str, ...], audit: str, top: int | None, min_scor
 
     CORPUS: the JSON Lines, text (--line-docs as audited) or Parquet files the audit read; each is rewritten in
     OUTDIR with its name and compression. clean-manifest.json lists the rule, each file's counts and each removed
-    document with its rank, score and most judging sentence. Audit OUTDIR again, then `corpus-audit compare`
+    document with its rank, score and most stigmatising sentence. Audit OUTDIR again, then `corpus-audit compare`
     the two audits: sentences embedded before come from the embedding cache.
     """
     from corpus_audit.audit.clean import Removal, clean_from_audit

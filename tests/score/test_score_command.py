@@ -70,6 +70,7 @@ def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_mo
     # the input's columns in their order, then the instrument's (judgement columns empty: reference axes)
     assert list(frame.columns) == ["id", "sentence", "extra", *OUTPUT_COLUMNS, "category", "top_dimension"]
     assert frame["extra"].tolist() == ["a", "b", "c", "d"] and frame["judgement_strength"].isna().all()
+    assert "stigma" in OUTPUT_COLUMNS and frame["stigma"].isna().all()  # no stigma head in reference axes
     np.testing.assert_allclose(frame.loc[0, ["warmth", "competence"]], frame.loc[2, ["warmth", "competence"]])
     assert np.isfinite(frame[["warmth", "competence"]].to_numpy()).all()  # the reference head is unbounded
 
