@@ -178,3 +178,26 @@ def test_documents_rank_by_their_most_stigmatising_sentence():
     # another illness type and is not paired
     assert result["supportive_above_stigmatising"] == 1.0 and result["n_pairs"] == 1
     assert result["auc"] == pytest.approx(1 / 3)
+
+
+def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
+    from dataclasses import replace
+
+    from corpus_audit.scm.recipes import fit_stigma, get_recipe
+
+    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0),))
+    seen: list[str] = []
+
+    def recording_encode(texts: list[str]) -> np.ndarray:
+        seen.extend(texts)
+        return encode(texts)
+
+    head = fit_stigma(recipe, recording_encode, "en", labelled)
+    fitted = labelled.rows(("train", "dev"))
+    assert seen == [labelled.texts[i] for i in fitted]  # no held-out sentence is even embedded
+    expected = fit_stigma_head(encode(labelled.texts), labelled, fitted, 0.5, C=1.0)
+    np.testing.assert_allclose(head.predict_proba(encode(labelled.texts)),
+                               expected.predict_proba(encode(labelled.texts)), atol=1e-8)
+    assert fit_stigma(recipe, encode, "es", labelled) is None  # no settings for that language
+    assert get_recipe("default").stigma_settings("en") is not None
+    assert get_recipe("reference").stigma_settings("en") is None
