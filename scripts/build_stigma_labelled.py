@@ -26,6 +26,9 @@ COLUMNS = ["uid", "source", "corpus", "doc_id", "licence", "group", "sentence", 
            "chunk"]
 WRITTEN_DEV_SHARE = 0.2
 SHEET = re.compile(r"labels_(pool_(en|es)_\d\d)_([A-Za-z0-9]+)\.csv")
+REDO = re.compile(r"labels_pool_(en|es)_redo_([A-Za-z0-9]+)\.csv")
+#: Per double-labelled chunk, the labeller whose misaligned rows a redo sheet replaces.
+REDONE = {"pool_en_01": "la", "pool_en_02": "lb"}
 # The written sheets say "help" for the guideline's "withholding_help".
 DIMENSION_NAMES = {"help": "withholding_help"}
 
@@ -46,9 +49,14 @@ def packed(row: pd.Series) -> str:
 
 def real_rows(pool: pd.DataFrame, labels: Path, lang: str) -> pd.DataFrame:
     sheets: dict[str, dict[str, pd.DataFrame]] = {}
+    redo: dict[str, pd.DataFrame] = {}
     for path in sorted(labels.glob(f"labels_pool_{lang}_*.csv")):
-        name = SHEET.fullmatch(path.name)
-        sheets.setdefault(name[1], {})[name[3]] = pd.read_csv(path, dtype=str, keep_default_na=False)
+        if name := REDO.fullmatch(path.name):
+            redo[name[2]] = pd.read_csv(path, dtype=str, keep_default_na=False)
+        elif name := SHEET.fullmatch(path.name):
+            sheets.setdefault(name[1], {})[name[3]] = pd.read_csv(path, dtype=str, keep_default_na=False)
+        else:
+            raise SystemExit(f"{path}: not a label sheet name (labels_pool_<lang>_<NN|redo>_<labeller>.csv)")
     parts = []
     for chunk, rows in pool.groupby("chunk", sort=True):
         by_labeller = sheets.get(chunk)
@@ -63,9 +71,24 @@ def real_rows(pool: pd.DataFrame, labels: Path, lang: str) -> pd.DataFrame:
                 raise SystemExit(f"{chunk} is labelled twice but {adjudicated} is missing")
             final = pd.read_csv(adjudicated, dtype=str, keep_default_na=False)
             (first, a), (second, b) = sorted(by_labeller.items())
+            names = pd.Series([f"{first};{second};adjudicator"] * len(a), index=a["uid"].to_numpy())
+            for relabeller, sheet in redo.items():
+                replaced = REDONE.get(chunk)
+                sheet = sheet[sheet["uid"].isin(a["uid"])]
+                if replaced is None or sheet.empty:
+                    continue
+                target = a if replaced == first else b
+                target = target.set_index("uid")
+                target.loc[sheet["uid"], LABEL_FIELDS] = sheet.set_index("uid")[LABEL_FIELDS]
+                if replaced == first:
+                    a = target.reset_index()
+                else:
+                    b = target.reset_index()
+                pair = sorted({first, second} - {replaced}) + [relabeller]
+                names[sheet["uid"].to_numpy()] = f"{';'.join(pair)};adjudicator"
             both = a.merge(b, on="uid", suffixes=("_1", "_2"))
             extra = pd.DataFrame({
-                "uid": both["uid"], "labellers": f"{first};{second};adjudicator",
+                "uid": both["uid"], "labellers": both["uid"].map(names),
                 "label_1": both.apply(lambda r: "|".join(r[f"{f}_1"] for f in LABEL_FIELDS), axis=1),
                 "label_2": both.apply(lambda r: "|".join(r[f"{f}_2"] for f in LABEL_FIELDS), axis=1)})
         merged = rows.merge(final[["uid", *LABEL_FIELDS, "note"]], on="uid", how="left", validate="1:1") \

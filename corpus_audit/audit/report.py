@@ -399,7 +399,10 @@ def _stigma_validity(measured: dict[str, Any] | None) -> str:
             *((f"precision of the top {k}", _pct(value)) for k, value in measured["precision_at"].items()),
             ("share stigmatising (base rate)", _pct(measured["base_rate"])),
             *((f"ROC AUC, mention form '{form}' ({value['n_stigmatising']} stigmatising, {value['n_other']} other)",
-               num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None)]
+               num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None),
+            *((f"ROC AUC within the corpus '{corpus}' ({value['n_stigmatising']} stigmatising, {value['n_other']} "
+               "other)", num(value["auc"])) for corpus, value in measured.get("corpora", {}).items()
+              if value["auc"] is not None)]
     documents = measured.get("documents")
     if documents:
         rows += [(f"documents ranked by their most stigmatising sentence ({documents['n_documents']}, "

@@ -132,8 +132,9 @@ def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed
 
 def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> dict[str, Any]:
     """The stigma score of ``axes`` on the held-out real sentences of ``lang``: ROC AUC stigmatising vs the rest
-    with a document-bootstrap 95% interval, the precision of the top k, the AUC per mention form where the form
-    has at least ``MIN_FORM_CLASS`` sentences of each class, and the documents ranked as an audit ranks them
+    with a document-bootstrap 95% interval, the precision of the top k, the AUC per mention form and per corpus
+    (within one corpus: the pooled AUC also rewards telling a toxic-comment corpus from a support forum) where
+    there are at least ``MIN_FORM_CLASS`` sentences of each class, and the documents ranked as an audit ranks them
     (:func:`document_ranking`)."""
     import pandas as pd
     from sklearn.metrics import roc_auc_score
@@ -147,20 +148,24 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
     truth = data.stigmatising[rows]
     auc, low, high = bootstrap_auc(truth, score, groups=table["doc_id"].to_numpy()[rows])
     order = np.argsort(-score, kind="stable")
-    forms = {}
-    for form in sorted(set(data.form[rows])):
-        chosen = data.form[rows] == form
-        n_yes, n_no = int(truth[chosen].sum()), int((~truth[chosen]).sum())
-        forms[form] = {"n_stigmatising": n_yes, "n_other": n_no,
-                       "auc": float(roc_auc_score(truth[chosen], score[chosen]))
-                       if min(n_yes, n_no) >= MIN_FORM_CLASS else None}
+    def by(values: np.ndarray) -> dict[str, dict[str, Any]]:
+        result = {}
+        for value in sorted(set(values)):
+            chosen = values == value
+            n_yes, n_no = int(truth[chosen].sum()), int((~truth[chosen]).sum())
+            result[value] = {"n_stigmatising": n_yes, "n_other": n_no,
+                             "auc": float(roc_auc_score(truth[chosen], score[chosen]))
+                             if min(n_yes, n_no) >= MIN_FORM_CLASS else None}
+        return result
+
     return {
         "file": data.path.name, "split": "heldout (real sentences, never used for training or selection)",
         "n": len(rows), "n_stigmatising": int(truth.sum()),
         "auc": auc, "auc_ci95": [low, high],
         "precision_at": {str(k): float(truth[order[:k]].mean()) for k in PRECISION_AT if k <= len(rows)},
         "base_rate": float(truth.mean()),
-        "forms": forms,
+        "forms": by(data.form[rows]),
+        "corpora": by(table["corpus"].to_numpy()[rows]),
         "documents": document_ranking(table.iloc[rows].assign(stigma=score)),
     }
 
@@ -194,12 +199,13 @@ def document_ranking(sentences) -> dict[str, Any]:
 def format_stigma(result: dict[str, Any]) -> str:
     """One paragraph of :func:`stigma_validity`'s numbers."""
     low, high = result["auc_ci95"]
-    forms = ", ".join(f"{form} {value['auc']:.2f}" for form, value in result["forms"].items()
-                      if value["auc"] is not None)
+    forms, corpora = (", ".join(f"{name} {value['auc']:.2f}" for name, value in result[part].items()
+                                if value["auc"] is not None) for part in ("forms", "corpora"))
     return (f"stigma score on {result['n']} held-out real sentences ({result['n_stigmatising']} stigmatising): "
             f"AUC {result['auc']:.3f} (95% CI {low:.3f}-{high:.3f}); precision of the top "
             + ", ".join(f"{k} {value:.2f}" for k, value in result["precision_at"].items())
             + f" (base rate {result['base_rate']:.2f})" + (f"; AUC by mention form: {forms}" if forms else "")
+            + (f"; AUC within one corpus: {corpora}" if corpora else "")
             + _format_documents(result["documents"]))
 
 

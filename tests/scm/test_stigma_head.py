@@ -152,6 +152,8 @@ def test_validity_on_held_out_real_sentences(labelled):
     # 4 forms with 3 sentences of each class: too few for a per-form AUC
     assert set(result["forms"]) == {"slang", "person", "generic", "diagnosis"}
     assert all(value["auc"] is None for value in result["forms"].values())
+    assert result["corpora"]["c"]["n_stigmatising"] == result["n_stigmatising"]
+    assert result["corpora"]["c"]["auc"] == pytest.approx(expected)  # one corpus: the pooled AUC
 
 
 def test_bootstrap_interval_brackets_the_auc_and_narrows_with_data():
