@@ -47,9 +47,9 @@ EXAMPLES_PER_ILLNESS = 2
 MAX_SENTENCE_CHARS = 400
 TOP_DOCUMENTS = 20
 #: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
-RANKING_VALIDITY = ("of the 50 documents ranked first on the Reddit development corpus (English, default model), 16 "
-                    "judged people with an illness when read by hand; the others were mostly self-disclosures and "
-                    "stories that mention other people.")
+RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) none of the 20 documents "
+                    "ranked first stigmatises when read by hand (most are short titles and self-disclosures), and "
+                    "the few stigmatising documents found rank between 24th and 254th of 708.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
@@ -80,10 +80,15 @@ def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:
 
 
 def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) -> dict[str, Any] | None:
-    """The shipped cross-validation means for this model, language and recipe, or None if never measured."""
+    """The shipped validity record for this model, language and recipe, or None if never measured. A record of the
+    same weights run by a backend with the same embeddings (``same_embeddings``: the onnxruntime fp32 export of
+    the minilm the axes were trained with) is this model's."""
+    from corpus_audit.embed.base import same_embeddings
+
     for path in sorted(VALIDITY_DIR.glob("*.validity.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if (record.get("embedder_id"), record.get("lang"), record.get("recipe")) == (embedder_id, lang, recipe):
+        if (record.get("lang"), record.get("recipe")) == (lang, recipe) and embedder_id \
+                and same_embeddings(str(record.get("embedder_id")), embedder_id):
             return record
     return None
 
