@@ -296,7 +296,8 @@ def labelled_validity(cache: EmbeddingCache, axes, labelled: str | Path, lang: s
              for sentence, offsets in zip(table["sentence"], table["term_offsets"])]
     scores = axes.measure(cache.encode(texts))
     n_categories = len(CATEGORIES)
-    predicted, top = label_sentences(scores[:, 2:2 + n_categories], scores[:, 2 + n_categories:])
+    predicted, top = label_sentences(scores[:, 2:2 + n_categories],
+                                     scores[:, 2 + n_categories:2 + n_categories + len(DIMENSION_COLUMNS)])
     is_judgement = (table["category"] == JUDGEMENT).to_numpy()
     distance = np.hypot(scores[:, 0], scores[:, 1])
     right = []

@@ -141,6 +141,9 @@ def test_missing_axes_are_trained_once_and_cached(tmp_path, tiny_st_model, isola
     second = run("score", str(source), "-o", str(tmp_path / "b.csv"), "--model", tiny_st_model)
     assert second.exit_code == 0 and "training them now" not in second.output
     assert pd.read_csv(tmp_path / "a.csv").equals(pd.read_csv(tmp_path / "b.csv"))
+    # the default recipe carries the stigma head: its column is scored, a probability
+    stigma = pd.read_csv(tmp_path / "a.csv")["stigma"]
+    assert stigma.notna().all() and ((stigma >= 0) & (stigma <= 1)).all()
 
 
 def test_unknown_model_and_device_are_clear_errors(tmp_path):
