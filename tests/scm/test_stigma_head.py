@@ -13,8 +13,8 @@ from sklearn.metrics import roc_auc_score
 from corpus_audit.scm.axes import STIGMA_CLASSES, SCMAxes
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.scm.heads import ClassifierHead
-from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, load_stigma_data,
-                                     stigma_validity)
+from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, format_stigma,
+                                     load_stigma_data, stigma_validity)
 from corpus_audit.scm.templates import TemplateError
 from corpus_audit.stigma.judgement import CATEGORIES
 
@@ -154,6 +154,9 @@ def test_validity_on_held_out_real_sentences(labelled):
     assert all(value["auc"] is None for value in result["forms"].values())
     assert result["corpora"]["c"]["n_stigmatising"] == result["n_stigmatising"]
     assert result["corpora"]["c"]["auc"] == pytest.approx(expected)  # one corpus: the pooled AUC
+    line = format_stigma(result)  # as `corpus-audit axes evaluate` and the build script print it
+    assert f"AUC {result['auc']:.3f}" in line and f"{result['n']} held-out real sentences" in line
+    assert "AUC within one corpus: c " in line and "documents ranked by their most stigmatising sentence" in line
 
 
 def test_bootstrap_interval_brackets_the_auc_and_narrows_with_data():
