@@ -49,7 +49,7 @@ TOP_DOCUMENTS = 20
 #: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
 RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) none of the 20 documents "
                     "ranked first stigmatises when read by hand (most are short titles and self-disclosures), and "
-                    "the few stigmatising documents found rank between 24th and 254th of 708.")
+                    "the few stigmatising documents found rank between 23rd and 254th of 708.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
