@@ -8,10 +8,10 @@ from typing import Any
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, corpus_model_options, corpus_options,
-                                      corpus_spec_from, embedding_cache_from, embedding_cache_options, engine_from,
-                                      engine_options, log, model_options, output_extension, show_progress,
-                                      text_field_from, text_field_options, warn)
+from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, TERMS_OPTION, corpus_model_options,
+                                      corpus_options, corpus_spec_from, embedding_cache_from, embedding_cache_options,
+                                      engine_from, engine_options, log, model_options, output_extension,
+                                      show_progress, text_field_from, text_field_options, warn)
 
 
 @click.command("score")
@@ -30,12 +30,13 @@ from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, corpu
                    "scoring, as an audit does: the illness word itself would otherwise move the scores.")
 @click.option("--lexicon", type=click.Path(exists=True, dir_okay=False), default=None,
               help="Illness lexicon CSV for --mask-terms (default: the bundled one of --lang).")
+@TERMS_OPTION
 @model_options
 @embedding_cache_options
 @engine_options
 @reports_errors("cannot write {output}")
 def score_command(input_path: str, output: str, text_field: str | None, old_text_field: str | None,
-                  axes_path: str | None, strict: bool, mask_terms: bool, lexicon: str | None, lang: str,
+                  axes_path: str | None, strict: bool, mask_terms: bool, lexicon: str | None, terms: str, lang: str,
                   model: str | None, device: str, batch_size: int, backend: str, **settings: Any) -> None:
     """Score each sentence of INPUT with the instrument.
 
@@ -60,7 +61,7 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
                      embedding_cache=embedding_cache_from(settings))
     check_output_location(check_output_path(output).resolve().parent)
     spec.check(device="cpu" if engine.is_ray else None)  # before reading; a cluster's GPUs are its own
-    masker = MentionMasker(lang, lexicon) if mask_terms else None
+    masker = MentionMasker(lang, lexicon, terms) if mask_terms else None
     summary = score_file(input_path, output, make_scorer(spec, engine), text_field=text_field, strict=strict,
                          mask=masker)
     click.echo(f"scored {summary.scored} of {summary.rows} rows ({summary.distinct_texts} distinct texts) "
@@ -86,15 +87,18 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
 @PROGRESS_OPTION
 @reports_errors("cannot write {output}")
 def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields: tuple[str, ...], lexicon: str | None,
-                   spacy_model: str | None, workers: int | None, progress: bool | None, **settings: Any) -> None:
+                   terms: str, spacy_model: str | None, workers: int | None, progress: bool | None,
+                   **settings: Any) -> None:
     """Keep the sentences of CORPUS that mention a mental or physical illness.
 
     CORPUS: files, globs or folders of .jsonl/.json/.csv/.tsv/.txt/.parquet (optionally .gz/.zst/.bz2),
     or '-' for stdin. Writes one Parquet row per kept sentence (doc_id, sentence_index, sentence, terms,
-    term_offsets, illnesses, illness_type and the --keep-field columns) and prints a summary. Fails when no
+    term_offsets, illnesses, illness_type, forms (the form of each term: diagnosis, generic, person, adjective,
+    slang or treatment) and the --keep-field columns) and prints a summary, mentions per form included. Fails when no
     document was read (an empty corpus, or every record skipped: the message names the fix).
     """
     from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.common.errors import Interrupted
     from corpus_audit.engines import filter_corpus
 
     spec = corpus_spec_from(corpus, settings)
@@ -102,8 +106,13 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
     check_output_location(Path(output).resolve().parent)
-    summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress(progress),
-                            engine)
+    try:
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers,
+                                show_progress(progress), engine, terms)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: nothing written ({output} is written once the whole corpus is read); run "
+                          "the same command again to start over") from None
+    click.echo(f"terms: {terms}")
     click.echo(summary.format_text())
     for warning in summary.warnings:
         warn(warning)
@@ -125,7 +134,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "point reflects what is said about the illness rather than the illness word itself.")
 @click.option("--force", is_flag=True, help="Replace the audit of another corpus that OUTDIR holds.")
 @click.option("--group-by", "group_by", default=None,
-              help="Break the report down by this input field (e.g. subreddit, domain; 'source': the input file): "
+              help="Break the report down by this input field (e.g. subreddit, domain; 'source_file': the input "
+                   "file): "
                    "per value, sentences, judgements and their scores, mental and physical. Kept like a "
                    "--keep-field.")
 @corpus_options
@@ -136,8 +146,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 @reports_errors("cannot write to {outdir}")
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
                   bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None,
-                  keep_fields: tuple[str, ...], lexicon: str | None, spacy_model: str | None, workers: int | None,
-                  model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
+                  keep_fields: tuple[str, ...], lexicon: str | None, terms: str, spacy_model: str | None,
+                  workers: int | None, model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
                   **settings: Any) -> None:
     """Audit CORPUS: keep illness sentences, score warmth and competence, compare mental vs physical.
 
@@ -158,7 +168,7 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
         keep_fields = (*keep_fields, group_by)
     options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, backend=backend,
                            axes_path=axes_path,
-                           lexicon=lexicon, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
+                           lexicon=lexicon, terms=terms, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
                            max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
                            engine=engine, embedding_cache=embedding_cache_from(settings),
                            group_by=group_by)
@@ -168,29 +178,27 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     summary = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force)
     for warning in summary.filter.get("warnings", []):
         warn(warning)
+    from corpus_audit.audit.verdict import verdict
+    from corpus_audit.common.formats import num, p_value, percent
+
     analysis = summary.analysis
-    click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
-
-    def number(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.3g}"
-
-    judgement = analysis.get("judgement")
+    lines = [line.replace("OUTDIR", outdir) for line in verdict(analysis)]
+    click.echo(f"answer: {lines[0]}")
+    click.echo(f"sentences scored: {analysis.n_sentences} ({analysis.n_by_type})")
+    judgement = analysis.judgement
     parts = [("all sentences", analysis)]
     if judgement:
-        shares = ", ".join(f"{row['group']} {row['judgement']:.1%} of {row['n']}" for row in judgement["categories"])
+        shares = ", ".join(f"{row['group']} {percent(row['judgement'])} of {row['n']}" for row in judgement.categories)
         click.echo(f"judgements about people: {shares}")
-        parts.insert(0, ("judgements", judgement["judgements"]))
+        parts.insert(0, ("judgements", judgement.judgements))
     for label, part in parts:
-        for score in ("warmth", "competence"):
-            comparison = part["comparisons"][score]
-            click.echo(f"{label}, {score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
-                       f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
-                       f"rank-biserial r {number(comparison['rank_biserial'])}")
-    for warning in analysis["warnings"]:
+        for score, comparison in part.comparisons.items():
+            click.echo(f"{label}, {score}: mental - physical mean difference "
+                       f"{num(comparison.mean_difference, signed=True)}, Mann-Whitney p "
+                       f"{p_value(comparison.mann_whitney_p)}, rank-biserial r {num(comparison.rank_biserial, 2)}")
+    for warning in analysis.warnings:
         click.echo(f"warning: {warning}")
-    from corpus_audit.audit.verdict import verdict
-
-    click.echo("verdict: " + " ".join(verdict(analysis)).replace("OUTDIR", outdir))
+    click.echo("details: " + " ".join(lines[1:]))
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, documents.parquet, sentences.parquet and "
                "figures")
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, TERM_SETS
 from corpus_audit.languages import LANGUAGE_CODES
 
 if TYPE_CHECKING:
@@ -73,7 +74,16 @@ def engine_from(settings: dict[str, Any]) -> EngineOptions:
     return EngineOptions(name, address, concurrency)
 
 
+#: ``--terms`` of filter, audit and score; the term sets are the matcher's (the lexicon's ``form`` column).
+TERMS_OPTION = click.option(
+    "--terms", type=click.Choice(TERM_SETS), default=DEFAULT_TERM_SET, show_default=True,
+    help="Which lexicon rows count as mentions: 'paper' the illness names of the seed paper's list alone (its "
+         "method and numbers); 'extended' also generic terms (mental illness, the disabled), person nouns (addicts), "
+         "adjectives (depressed), slang (psycho, loco) and treatment words (psych ward), under context rules. See "
+         "lexicons/README.md.")
+
 corpus_options = apply_options([
+    TERMS_OPTION,
     click.option("--format", "fmt", type=click.Choice(["jsonl", "json", "csv", "tsv", "txt", "parquet"]), default=None,
                  help="Input format for every file (default: from each file's extension; stdin: jsonl)."),
     click.option("--text-field", default="text", show_default=True, help="Field/column holding the document text."),
@@ -82,8 +92,8 @@ corpus_options = apply_options([
     click.option("--line-docs", is_flag=True,
                  help="For .txt input: each non-empty line is a document (default: each file is one)."),
     click.option("--keep-field", "keep_fields", multiple=True,
-                 help="Copy this input field into the output as a string column (repeatable); 'source' gives the "
-                      "input file."),
+                 help="Copy this input field into the output as a string column (repeatable); 'source_file' gives "
+                      "the input file ('source' too, unless the records have a field of that name)."),
     click.option("--hf-dataset", default=None,
                  help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a "
                       "builder (json, csv, parquet, text) whose data files are the CORPUS arguments."),

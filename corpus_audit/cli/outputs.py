@@ -7,6 +7,7 @@ import click
 
 from corpus_audit.cli.errors import reports_errors
 from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, output_extension, warn
+from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 
 
@@ -56,6 +57,10 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
                    "any/any_or_* dimensions). The map is the one the audit used.")
 @click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
               help="Keep sentences about this illness type ('both' sentences count for each).")
+@click.option("--category", "categories", multiple=True, type=click.Choice((*CATEGORIES, "all")),
+              help="Keep sentences of this judgement-gate category (repeatable; 'all': every category). Default: "
+                   "judgements about people only; self-disclosures, clinical descriptions, questions, figures of "
+                   "speech and information judge no one.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               callback=output_extension(".csv", ".parquet", ".jsonl", writes="export-flagged writes CSV, Parquet or "
                                         "JSON Lines"),
@@ -63,18 +68,23 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
 def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
-                           output: str, strict: bool) -> None:
-    """Export the sentences of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
+                           categories: tuple[str, ...], output: str, strict: bool) -> None:
+    """Export the judgements of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
-    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant and the
-    stigma score, and prints the number of flagged sentences per document, most stigmatising document first.
+    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant, category,
+    judgement_strength and the stigma score, and prints the number of flagged sentences per document, most
+    stigmatising document first. Only judgements about people are exported unless --category says otherwise
+    (audits whose axes have no judgement gate: every sentence).
     """
-    from corpus_audit.audit.flagged import export_flagged
+    from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, export_flagged
 
+    chosen = None if "all" in categories else categories or DEFAULT_CATEGORIES
     flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
-                                        illness_type=illness_type, strict=strict, log=warn)
+                                        illness_type=illness_type, strict=strict, log=warn, categories=chosen)
     shown = 20
-    click.echo(f"{len(flagged)} flagged sentences in {len(documents)} documents")
+    gated = CATEGORY_COLUMN in flagged.columns  # axes without the judgement gate have no categories
+    which = "" if not gated else " (every category)" if chosen is None else f" ({', '.join(chosen)})"
+    click.echo(f"{len(flagged)} flagged sentences{which} in {len(documents)} documents")
     for row in documents.head(shown).to_dict(orient="records"):
         stigma = f"  stigma {row['stigma']:.3f}" if "stigma" in row else ""
         click.echo(f"  {row['flagged']:6d}{stigma}  {row['doc_id']}")

@@ -59,9 +59,10 @@ def iter_kept_sentences(
             summary.sentences_by_type[kind] += 1
             summary.sentences_by_illness.update(illnesses)
             summary.mentions_by_illness.update(m.illness for m in matches)
+            summary.mentions_by_form.update((m.form, m.type) for m in matches)
             summary.terms.update(m.surface.lower() for m in matches)
             yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
-                               [[m.start, m.end] for m in matches], illnesses, kind, fields)
+                               [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
         if matched:
             summary.documents_matched += 1
 
@@ -108,9 +109,16 @@ def filter_unit(unit: LineBatch | list[LineBatch] | str) -> tuple[list[KeptSente
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
 
 
+#: The keep-field that holds each document's input file. ``source`` names it too, for records without a field of
+#: that name: a record's own ``source`` field is never overwritten.
+SOURCE_FILE = "source_file"
+
+
 def _field_value(doc: Document, name: str) -> str | None:
     # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
-    return doc.source if name == "source" else field_text(doc.meta.get(name))
+    if name == SOURCE_FILE or (name == "source" and "source" not in doc.meta):
+        return doc.source
+    return field_text(doc.meta.get(name))
 
 
 def _with_progress(documents: Iterable[Document], stats: ReadStats, enabled: bool) -> Iterator[Document]:
@@ -147,9 +155,9 @@ def run_filter(
     return finish(summary, output, start)
 
 
-def lexicon_info(path: str | Path) -> dict[str, str]:
-    """Provenance of the lexicon used (recorded in the summary)."""
-    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path))}
+def lexicon_info(path: str | Path, terms: str) -> dict[str, str]:
+    """Provenance of the lexicon and term set used (recorded in the summary)."""
+    return {"lexicon": str(path), "lexicon_sha256": sha256_file(Path(path)), "terms": terms}
 
 
 @dataclass

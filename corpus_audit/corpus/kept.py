@@ -6,11 +6,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read
+from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read, data_loss_warnings
+from corpus_audit.corpus.matcher import FORMS
 from corpus_audit.languages import language_warning
-from corpus_audit.stigma.quadrants import ILLNESS_TYPES
+from corpus_audit.stigma.quadrants import GROUPS, ILLNESS_TYPES
 
-BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type")
+BASE_COLUMNS = ("doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type", "forms")
 
 
 @dataclass(slots=True)
@@ -26,6 +27,8 @@ class KeptSentence:
     illnesses: list[str]
     illness_type: str
     fields: dict[str, Any]
+    #: the form of each of ``terms`` (``corpus_audit.corpus.matcher.FORMS``)
+    forms: list[str] = field(default_factory=list)
 
     def to_row(self) -> dict[str, Any]:
         row = {name: getattr(self, name) for name in BASE_COLUMNS}
@@ -47,6 +50,8 @@ class FilterSummary:
     sentences_by_type: Counter = field(default_factory=Counter)
     sentences_by_illness: Counter = field(default_factory=Counter)
     mentions_by_illness: Counter = field(default_factory=Counter)
+    #: mentions per (form, type): how the corpus speaks of illness (the share of slang is itself a finding)
+    mentions_by_form: Counter = field(default_factory=Counter)
     terms: Counter = field(default_factory=Counter)
     seconds: float = 0.0
     #: What the user should know about the corpus, one line each (:func:`corpus_warnings`).
@@ -66,12 +71,18 @@ class FilterSummary:
             "sentences_by_type": {k: self.sentences_by_type.get(k, 0) for k in ILLNESS_TYPES},
             "sentences_by_illness": dict(self.sentences_by_illness.most_common()),
             "mentions_by_illness": dict(self.mentions_by_illness.most_common()),
+            "mentions_by_form": self.form_counts(),
             "top_terms": dict(self.terms.most_common(50)),
             "seconds": round(self.seconds, 3),
             "megabytes_per_second": round(reading["bytes_read"] / 1e6 / self.seconds, 3) if self.seconds else None,
             "warnings": list(self.warnings),
             **self.extra,
         }
+
+    def form_counts(self) -> dict[str, dict[str, int]]:
+        """Mentions per form (in :data:`FORMS` order, those that occur) and type: {form: {mental: n, physical: n}}."""
+        counts = {form: {kind: self.mentions_by_form[form, kind] for kind in GROUPS} for form in FORMS}
+        return {form: by_type for form, by_type in counts.items() if any(by_type.values())}
 
     def merge(self, other: FilterSummary) -> None:
         """Add the counts of ``other`` (the documents that follow those counted here)."""
@@ -81,7 +92,7 @@ class FilterSummary:
         self.documents_matched += other.documents_matched
         self.sentences_segmented += other.sentences_segmented
         self.sentences_kept += other.sentences_kept
-        for name in ("sentences_by_type", "sentences_by_illness", "mentions_by_illness", "terms"):
+        for name in ("sentences_by_type", "sentences_by_illness", "mentions_by_illness", "mentions_by_form", "terms"):
             getattr(self, name).update(getattr(other, name))
 
     def format_text(self) -> str:
@@ -93,6 +104,9 @@ class FilterSummary:
             f"sentences kept: {data['sentences_kept']} (mental {data['sentences_by_type']['mental']},"
             f" physical {data['sentences_by_type']['physical']}, both {data['sentences_by_type']['both']})",
         ]
+        if data["mentions_by_form"]:
+            lines.append("mentions per form (mental/physical): " + ", ".join(
+                f"{form} {counts['mental']}/{counts['physical']}" for form, counts in data["mentions_by_form"].items()))
         if data["sentences_by_illness"]:
             lines.append("sentences per illness: " + ", ".join(f"{k} {v}" for k, v in data["sentences_by_illness"].items()))
         lines.append(f"records skipped: {data['records_skipped']}")
@@ -113,6 +127,7 @@ def check_documents_found(summary: FilterSummary) -> None:
 
 
 def corpus_warnings(summary: FilterSummary) -> list[str]:
-    """Warnings about the corpus of a finished filter run: text that does not look like ``summary.lang``."""
+    """Warnings about the corpus of a finished filter run: data lost while reading (a file that ends early, a binary
+    file, files left unread in a folder), and text that does not look like ``summary.lang``."""
     warning = language_warning(summary.reading.language, summary.lang)
-    return [warning] if warning else []
+    return data_loss_warnings(summary.reading) + ([warning] if warning else [])

@@ -4,7 +4,9 @@ Matching is case-insensitive (unless an entry says ``case=exact``, or ``case=not
 also a name), accent-insensitive, on word boundaries, and prefers the longest term where terms overlap
 ("anorexia nervosa" beats "anorexia"). Each entry may carry a ``require_context`` and an ``exclude_context``
 regular expression, tested on the lower-cased, accent-folded sentence in which the matched term is replaced by
-``@@``, and name shared exclusion rules (``rules``) defined in ``context_rules.csv`` beside the lexicon.
+``@@``, and name shared rules (``rules``: exclusions and requirements) defined in ``context_rules.csv`` beside the
+lexicon. Each entry has a ``form`` (:data:`FORMS`); the ``paper`` term set (:data:`TERM_SETS`) is the ``diagnosis``
+rows alone, the seed paper's list.
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ CONTEXT_WINDOW = 200
 _DFA_MAX_PATTERNS = 10_000
 _REQUIRED_COLUMNS = ("term", "illness", "type")
 _CASES = ("any", "exact", "not_title")
-#: Shared exclusion rules (``rule,exclude_context,note``), read from beside the lexicon that names them.
+#: How a term mentions an illness: ``diagnosis`` (the seed paper's names, the ``paper`` term set), ``generic``
+#: (mental illness, the disabled, conditions outside the seed list), ``person`` (addicts), ``adjective`` (depressed),
+#: ``slang`` (psycho, loco) or ``treatment`` (psych ward, manicomio). A lexicon without the column is all diagnosis.
+FORMS = ("diagnosis", "generic", "person", "adjective", "slang", "treatment")
+#: ``paper``: the diagnosis rows only (the seed paper's method); ``extended``: every row.
+TERM_SETS = ("paper", "extended")
+DEFAULT_TERM_SET = "extended"
+#: Shared rules (``rule,exclude_context,require_context,note``), read from beside the lexicon that names them.
 RULES_FILE_NAME = "context_rules.csv"
 _RULE_COLUMNS = ("rule", "exclude_context")
 
@@ -82,9 +91,11 @@ class LexiconEntry:
     # "Gerd" is a first name, "GERD" and "gerd" the disease: a capitalised-word spelling is rejected.
     rejects_title_case: bool = False
     rules: tuple[str, ...] = ()
-    require_context: re.Pattern[str] | None = None
+    # Every pattern must match (the row's own and those of its rules).
+    require_context: tuple[re.Pattern[str], ...] = ()
     exclude_context: re.Pattern[str] | None = None
     note: str = ""
+    form: str = "diagnosis"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +114,10 @@ class Match:
     @property
     def type(self) -> str:
         return self.entry.type
+
+    @property
+    def form(self) -> str:
+        return self.entry.form
 
 
 def _compile(pattern: str, where: str) -> re.Pattern[str] | None:
@@ -131,18 +146,27 @@ def lexicon_files(lexicon_path: str | Path) -> list[Path]:
     return [Path(lexicon_path), *([rules_path] if rules_path.is_file() else [])]
 
 
-def load_context_rules(path: str | Path) -> dict[str, str]:
-    """Read a context-rules CSV (``rule,exclude_context,note``): rule name -> exclusion regular expression."""
-    rules: dict[str, str] = {}
+@dataclass(frozen=True, slots=True)
+class ContextRule:
+    """A shared rule: the mention is dropped where ``exclude`` matches, or where ``require`` does not."""
+
+    exclude: str = ""
+    require: str = ""
+
+
+def load_context_rules(path: str | Path) -> dict[str, ContextRule]:
+    """Read a context-rules CSV (``rule,exclude_context[,require_context],note``): rule name -> rule."""
+    rules: dict[str, ContextRule] = {}
     for where, row in _csv_rows(Path(path), _RULE_COLUMNS):
         name = (row.get("rule") or "").strip()
-        pattern = (row.get("exclude_context") or "").strip()
-        if not name or not pattern:
-            raise LexiconError(f"{where}: empty rule or exclude_context")
+        rule = ContextRule((row.get("exclude_context") or "").strip(), (row.get("require_context") or "").strip())
+        if not name or not (rule.exclude or rule.require):
+            raise LexiconError(f"{where}: empty rule or exclude_context and require_context")
         if name in rules:
             raise LexiconError(f"{where}: rule {name!r} is defined twice")
-        _compile(pattern, where)
-        rules[name] = pattern
+        _compile(rule.exclude, where)
+        _compile(rule.require, where)
+        rules[name] = rule
     return rules
 
 
@@ -157,17 +181,21 @@ def _csv_rows(path: Path, required: Sequence[str]) -> Iterator[tuple[str, dict[s
             yield f"{path}:{line}", row
 
 
-def load_lexicon(path: str | Path) -> list[LexiconEntry]:
-    """Read an illness lexicon CSV (see ``lexicons/README.md`` for the columns) and the rules it names."""
+def load_lexicon(path: str | Path, terms: str = DEFAULT_TERM_SET) -> list[LexiconEntry]:
+    """Read an illness lexicon CSV (see ``lexicons/README.md`` for the columns) and the rules it names; with
+    ``terms="paper"`` only its ``diagnosis`` rows."""
+    if terms not in TERM_SETS:
+        raise LexiconError(f"term set must be one of {', '.join(TERM_SETS)}, not {terms!r}")
     path = Path(path)
     rules_path = rules_path_for(path)
-    rules: dict[str, str] | None = None  # read on the first entry that names a rule
+    rules: dict[str, ContextRule] | None = None  # read on the first entry that names a rule
     entries: list[LexiconEntry] = []
     for where, row in _csv_rows(path, _REQUIRED_COLUMNS):
         term = (row.get("term") or "").strip()
         illness = (row.get("illness") or "").strip()
         kind = (row.get("type") or "").strip().lower()
         case = (row.get("case") or "any").strip().lower() or "any"
+        form = (row.get("form") or "diagnosis").strip().lower() or "diagnosis"
         rule_names = tuple(name.strip() for name in (row.get("rules") or "").split(";") if name.strip())
         if not term or not illness:
             raise LexiconError(f"{where}: empty term or illness")
@@ -175,6 +203,8 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
             raise LexiconError(f"{where}: type must be mental or physical, not {kind!r}")
         if case not in _CASES:
             raise LexiconError(f"{where}: case must be one of {', '.join(_CASES)}, not {case!r}")
+        if form not in FORMS:
+            raise LexiconError(f"{where}: form must be one of {', '.join(FORMS)}, not {form!r}")
         if rule_names and rules is None:
             if not rules_path.is_file():
                 raise LexiconError(f"{where}: names rule(s) {', '.join(rule_names)} but {rules_path} does not exist "
@@ -183,8 +213,12 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
         unknown = [name for name in rule_names if name not in (rules or {})]
         if unknown:
             raise LexiconError(f"{where}: unknown rule(s) {', '.join(unknown)} (not in {rules_path})")
+        if terms == "paper" and form != "diagnosis":
+            continue
         own_exclude = row.get("exclude_context") or ""
         _compile(own_exclude, where)  # reports a bad pattern of this row as such
+        named = [(rules or {})[name] for name in rule_names]
+        requires = [row.get("require_context") or "", *(rule.require for rule in named)]
         entries.append(
             LexiconEntry(
                 term=term,
@@ -193,9 +227,10 @@ def load_lexicon(path: str | Path) -> list[LexiconEntry]:
                 exact_case=case == "exact",
                 rejects_title_case=case == "not_title",
                 rules=rule_names,
-                require_context=_compile(row.get("require_context") or "", where),
-                exclude_context=_any_of([own_exclude, *((rules or {})[name] for name in rule_names)], where),
+                require_context=tuple(pattern for pattern in (_compile(text, where) for text in requires) if pattern),
+                exclude_context=_any_of([own_exclude, *(rule.exclude for rule in named)], where),
                 note=(row.get("note") or "").strip(),
+                form=form,
             )
         )
     if not entries:
@@ -242,12 +277,12 @@ class IllnessMatcher:
         self._fast_prefilter = _rust_automaton(list(self._prefilter.keys()))
 
     @classmethod
-    def from_csv(cls, path: str | Path) -> IllnessMatcher:
-        return cls(load_lexicon(path))
+    def from_csv(cls, path: str | Path, terms: str = DEFAULT_TERM_SET) -> IllnessMatcher:
+        return cls(load_lexicon(path, terms))
 
     @classmethod
-    def for_language(cls, lang: str) -> IllnessMatcher:
-        return cls.from_csv(default_lexicon_path(lang))
+    def for_language(cls, lang: str, terms: str = DEFAULT_TERM_SET) -> IllnessMatcher:
+        return cls.from_csv(default_lexicon_path(lang), terms)
 
     def has_candidate(self, text: str) -> bool:
         """Cheap test: does any term occur on word boundaries? False means ``find`` returns nothing."""
@@ -312,7 +347,7 @@ class IllnessMatcher:
                 if context is None:
                     left = folded[max(0, start - CONTEXT_WINDOW) : start]
                     context = left + MARKER + folded[end : end + CONTEXT_WINDOW]
-                if entry.require_context and not entry.require_context.search(context):
+                if not all(pattern.search(context) for pattern in entry.require_context):
                     continue
                 if entry.exclude_context and entry.exclude_context.search(context):
                     continue

@@ -28,13 +28,14 @@ def mask_mentions(sentence: str, offsets: Iterable[Sequence[int]], mask: str) ->
 
 class MentionMasker:
     """Replaces every illness mention the language's matcher (or ``lexicon``'s) finds in a text by the language's
-    mask phrase: the masking of an audit, for texts that did not come through the filter."""
+    mask phrase: the masking of an audit, for texts that did not come through the filter. ``terms``: the term set
+    whose mentions are masked (``extended``: every form, slang included; ``paper``: the diagnoses)."""
 
-    def __init__(self, lang: str, lexicon: str | Path | None = None) -> None:
+    def __init__(self, lang: str, lexicon: str | Path | None = None, terms: str = "extended") -> None:
         from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
         from corpus_audit.languages import get_language
 
-        self.matcher = IllnessMatcher.from_csv(lexicon or default_lexicon_path(lang))
+        self.matcher = IllnessMatcher.from_csv(lexicon or default_lexicon_path(lang), terms)
         self.mask = get_language(lang).mask
 
     def __call__(self, text: str) -> str:

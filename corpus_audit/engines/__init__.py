@@ -15,9 +15,9 @@ from pathlib import Path
 
 from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
-from corpus_audit.corpus.matcher import IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, IllnessMatcher, default_lexicon_path
 from corpus_audit.corpus.prefilter import prefilter_available
-from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
+from corpus_audit.corpus.readers import ignored_files, iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.engines.local import default_workers, run_filter_parallel
 from corpus_audit.engines.options import ENGINES, RAY_INSTALL_HINT, EngineError, EngineOptions
@@ -46,6 +46,7 @@ def filter_corpus(
     workers: int | None = None,
     progress: bool = False,
     engine: EngineOptions | None = None,
+    terms: str = DEFAULT_TERM_SET,
 ) -> FilterSummary:
     """Filter a corpus into ``output`` (Parquet) and its summary JSON; the entry point of ``filter`` and ``audit``.
 
@@ -53,13 +54,15 @@ def filter_corpus(
     this process (``corpus_audit.corpus.prefilter``; default: one worker per CPU but this process's); other inputs,
     and
     runs with ``limit``/``sample`` (which need one ordered stream), are read in this process. Ray engine: see
-    :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). Raises ``CorpusError``,
+    :func:`corpus_audit.engines.ray.filter_corpus_ray` (same rows and counts). ``terms``: the term set of the
+    lexicon (``paper``: its diagnosis rows, the seed paper's list; ``extended``: every form). Raises ``CorpusError``,
     ``LexiconError``, ``SegmenterError``, ``EngineError`` or ``OSError`` for the caller to report.
     """
     lexicon_path = lexicon_path or default_lexicon_path(lang)
-    matcher = IllnessMatcher.from_csv(lexicon_path)
+    matcher = IllnessMatcher.from_csv(lexicon_path, terms)
     segmenter = Segmenter(lang, spacy_model)
-    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path))
+    summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path, terms))
+    summary.reading.ignored = ignored_files(spec.inputs)
     if engine is not None and engine.is_ray:
         from corpus_audit.engines.ray import filter_corpus_ray
 

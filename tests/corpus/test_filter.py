@@ -43,10 +43,10 @@ def test_filter_writes_rows_and_summary(tmp_path: Path) -> None:
     rows = pq.read_table(out).to_pylist()
     assert rows == [
         {"doc_id": "a", "sentence_index": 1, "sentence": "I have depression and asthma.", "terms": ["depression", "asthma"],
-         "term_offsets": [[7, 17], [22, 28]], "illnesses": ["asthma", "depression"], "illness_type": "both", "sub": "x",
-         "source": str(corpus)},
+         "term_offsets": [[7, 17], [22, 28]], "illnesses": ["asthma", "depression"], "illness_type": "both",
+         "forms": ["diagnosis", "diagnosis"], "sub": "x", "source": str(corpus)},
         {"doc_id": "b", "sentence_index": 1, "sentence": "My flu is gone.", "terms": ["flu"], "term_offsets": [[3, 6]],
-         "illnesses": ["flu"], "illness_type": "physical", "sub": "y", "source": str(corpus)},
+         "illnesses": ["flu"], "illness_type": "physical", "forms": ["diagnosis"], "sub": "y", "source": str(corpus)},
     ]
     summary = json.loads((tmp_path / "out" / "kept.summary.json").read_text())
     assert summary["documents_read"] == 3 and summary["documents_matched"] == 2
@@ -55,6 +55,8 @@ def test_filter_writes_rows_and_summary(tmp_path: Path) -> None:
     assert summary["sentences_by_illness"] == {"asthma": 1, "depression": 1, "flu": 1}
     assert summary["records_skipped"] == 0 and len(summary["lexicon_sha256"]) == 64
     assert "sentences kept: 2 (mental 0, physical 1, both 1)" in output
+    assert summary["terms"] == "extended" and summary["mentions_by_form"] == {"diagnosis": {"mental": 1, "physical": 2}}
+    assert "mentions per form (mental/physical): diagnosis 1/2" in output
 
 
 def test_bad_input_is_counted_not_fatal(tmp_path: Path) -> None:
