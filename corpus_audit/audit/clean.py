@@ -90,7 +90,7 @@ def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal,
                      log: Callable[[str], None] = print) -> tuple[CleanResult, Path]:
     """Rewrite ``corpus`` into ``outdir`` without the documents ``removal`` chooses from the audit in ``audit``;
     write ``outdir/clean-manifest.json`` (the rule, each file's counts, each removed document with its rank, score
-    and most judging sentence) and return (result, manifest path)."""
+    and most stigmatising sentence) and return (result, manifest path)."""
     folder = AuditFolder(audit)
     options = _reading_options(folder)
     _check_audited(corpus, folder)

@@ -18,6 +18,7 @@ import pandas as pd
 from corpus_audit.audit.folder import SENTENCE_COLUMNS, AuditFolder
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
+from corpus_audit.scm.columns import STIGMA_COLUMN
 from corpus_audit.stigma.bias_map import find_dimension
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT, STRENGTH_COLUMN
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
@@ -50,8 +51,8 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
 
     ``quadrant``: one of QUADRANTS. ``dimension``: an AQ-27 dimension of the audit's BIAS map; its lenient region
     is selected. ``illness_type``: ``mental`` or ``physical``; as in the analysis, a sentence naming both kinds
-    ("both") belongs to each. Unscored sentences (no quadrant) are never flagged. Returns the EXPORT_COLUMNS in
-    the audit's row order.
+    ("both") belongs to each. Unscored sentences (no quadrant) are never flagged. Returns the EXPORT_COLUMNS (and
+    the ``stigma`` score where the audit has it) in the audit's row order.
 
     Raises ``AuditOutputError`` when ``sentences.parquet`` (or, with ``dimension``, ``aq27.csv``) is missing or
     unreadable, ``UnknownDimensionError`` for an unknown dimension and ``ValueError`` for an unknown quadrant or
@@ -75,7 +76,9 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
         allowed &= {quadrant}
     sentences = folder.read_sentences(strict, log)
     gated = CATEGORY_COLUMN in sentences and sentences[CATEGORY_COLUMN].notna().any()
-    sentences = sentences[[*EXPORT_COLUMNS, *(column for column in GATE_COLUMNS if gated and column in sentences)]]
+    # the stigma score where the audit has it (audits scored before the stigma head do not)
+    sentences = sentences[[*EXPORT_COLUMNS, *(column for column in GATE_COLUMNS if gated and column in sentences),
+                           *([STIGMA_COLUMN] if STIGMA_COLUMN in sentences else [])]]
     keep = sentences["quadrant"].isin(allowed)
     if gated and categories is not None:
         keep &= sentences[CATEGORY_COLUMN].isin(list(categories))
@@ -85,9 +88,16 @@ def flagged_sentences(outdir: str | Path, quadrant: str | None = None, dimension
 
 
 def documents_summary(flagged: pd.DataFrame) -> pd.DataFrame:
-    """Per ``doc_id``: number of flagged sentences (column ``flagged``), most flagged first, ties by doc_id."""
-    counts = flagged.groupby("doc_id", sort=True).size().rename("flagged").reset_index()
-    return counts.sort_values("flagged", ascending=False, kind="stable").reset_index(drop=True)
+    """Per ``doc_id``: number of flagged sentences (column ``flagged``) and, where the audit has it, the stigma score
+    of its most stigmatising flagged sentence (``stigma``); ranked as the documents table ranks (highest stigma
+    first), then most flagged first, ties by doc_id."""
+    grouped = flagged.groupby("doc_id", sort=True)
+    counts = grouped.size().rename("flagged").reset_index()
+    if STIGMA_COLUMN not in flagged:
+        return counts.sort_values("flagged", ascending=False, kind="stable").reset_index(drop=True)
+    counts[STIGMA_COLUMN] = grouped[STIGMA_COLUMN].max().to_numpy()
+    return counts.sort_values([STIGMA_COLUMN, "flagged"], ascending=False, kind="stable",
+                              na_position="last").reset_index(drop=True)
 
 
 def output_format(path: str | Path) -> str:

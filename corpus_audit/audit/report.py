@@ -49,9 +49,9 @@ EXAMPLES_PER_ILLNESS = 2
 MAX_SENTENCE_CHARS = 400
 TOP_DOCUMENTS = 20
 #: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
-RANKING_VALIDITY = ("of the 50 documents ranked first on the Reddit development corpus (English, default model), 16 "
-                    "judged people with an illness when read by hand; the others were mostly self-disclosures and "
-                    "stories that mention other people.")
+RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) none of the 20 documents "
+                    "ranked first stigmatises when read by hand (most are short titles and self-disclosures), and "
+                    "the few stigmatising documents found rank between 23rd and 254th of 708.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
@@ -374,7 +374,7 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
-        accuracy += _judgement_validity(validity)
+        accuracy += _judgement_validity(validity) + _stigma_validity(validity.get("stigma"))
     else:
         accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
                     f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
@@ -393,10 +393,40 @@ def _method(summary: AuditSummary) -> str:
             "so each sentence falls in one quadrant. The judgement gate sorts sentences into judgements about "
             "people and neutral mentions, and nine dimension heads read the AQ-27 dimensions directly; both are "
             "trained on sentences written for this project (templates/&lt;lang&gt;/neutral.csv and "
-            "judgements.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
+            "judgements.csv). The stigma score, which ranks the documents, is the probability that a sentence "
+            "stigmatises people with the illness (supportive, counter-stereotypical and anti-stigma text near 0), "
+            "learnt from real sentences labelled by this project and written hard cases "
+            "(templates/&lt;lang&gt;/stigma_labelled.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _stigma_validity(measured: dict[str, Any] | None) -> str:
+    """The stigma score's measured validity on held-out real sentences (scm/stigma.py), or a warning."""
+    if not measured:
+        return ("<p><b>Stigma score: not measured on held-out real sentences</b> for these axes; do not rank "
+                "documents by it before `corpus-audit axes evaluate` has measured it.</p>")
+    low, high = measured["auc_ci95"]
+    rows = [("ROC AUC, stigmatising vs the rest (95% CI, documents resampled)",
+             f"{num(measured['auc'])} ({num(low)}–{num(high)})"),
+            *((f"precision of the top {k}", _pct(value)) for k, value in measured["precision_at"].items()),
+            ("share stigmatising (base rate)", _pct(measured["base_rate"])),
+            *((f"ROC AUC, mention form '{form}' ({value['n_stigmatising']} stigmatising, {value['n_other']} other)",
+               num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None),
+            *((f"ROC AUC within the corpus '{corpus}' ({value['n_stigmatising']} stigmatising, {value['n_other']} "
+               "other)", num(value["auc"])) for corpus, value in measured.get("corpora", {}).items()
+              if value["auc"] is not None)]
+    documents = measured.get("documents")
+    if documents:
+        rows += [(f"documents ranked by their most stigmatising sentence ({documents['n_documents']}, "
+                  f"{documents['n_stigmatising']} stigmatising): ROC AUC", num(documents["auc"])),
+                 (f"a supportive document ranked above a stigmatising one on the same illness type "
+                  f"({documents['n_pairs']} pairs)", _pct(documents["supportive_above_stigmatising"]))]
+    return (f"<p>Stigma score (the probability that a sentence stigmatises people with the illness; documents are "
+            f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
+            f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"
+            + table(("measure", "value"), rows))
 
 
 def _judgement_validity(validity: dict[str, Any]) -> str:
@@ -454,16 +484,16 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
         rows.append((row["rank"], row["doc_id"], *(row[field] for field in keep_fields), num(row[STIGMA_SCORE], 2),
                      row["top_category"] or MISSING, row["top_dimension"] or MISSING,
                      f'{row["n_judgements"]} / {row["n_sentences"]}', row["illnesses"], sentence))
-    return ("<h2>Documents to review, most judging first</h2>"
+    return ("<h2>Documents to review, most stigmatising first</h2>"
             f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
-            "A document's score is the judgement strength of its most judging sentence (shown): the instrument's "
-            "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
+            "A document's score is the stigma score of its most stigmatising sentence (shown): the instrument's "
+            "probability that it stigmatises people with the illness. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
             "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
             f"the order: {RANKING_VALIDITY} Read before removing.</p>"
             # long ids, field values and unbroken words (URLs) wrap inside their cells: the table fits the page
             + '<div class="fit">'
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
-                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99)
+                     "judgements / sentences", "illnesses", "most stigmatising sentence"), rows, numeric_from=99)
             + "</div>")
 
 

@@ -116,7 +116,7 @@ def verdict(analysis: AnalysisSummary, n_documents: int | None = None) -> list[s
             lines.append(f"The AQ-27 dimension mental-illness judgements are most often about is {top['dimension']} "
                          f"({percent(top['top_share_mental'], 0)} of {top['n_mental']}).")
     documents = f" (of {n_documents})" if n_documents is not None else ""
-    lines.append(f"Next: read the ranked documents{documents}, most judging first (`corpus-audit documents "
+    lines.append(f"Next: read the ranked documents{documents}, most stigmatising first (`corpus-audit documents "
                  "OUTDIR`), and remove those you judge harmful with `corpus-audit clean`; the validity section says "
                  "how far the scores can be trusted on real text.")
     return lines

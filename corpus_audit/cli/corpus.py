@@ -44,8 +44,9 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
     output keeps every input column and adds: warmth and competence (in [-1, 1]: the sign says high or low,
     near 0 for text that judges no one), category (judgement, self_disclosure, clinical, question, analogy or
     information), judgement_strength (the probability that the sentence judges people), p_<category>, the nine
-    AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it) and
-    top_dimension (for judgements). Blank rows and bad records are counted and reported; blank rows keep empty
+    AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it),
+    top_dimension (for judgements) and stigma (the probability, in [0, 1], that the sentence stigmatises people
+    with the illness; supportive and neutral text near 0). Blank rows and bad records are counted and reported; blank rows keep empty
     scores; rows with invalid UTF-8 are kept, the bytes replaced by U+FFFD, and counted as repaired.
     """
     from corpus_audit.common.atomic import check_output_location

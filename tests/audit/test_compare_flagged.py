@@ -208,6 +208,17 @@ def test_export_flagged_reads_the_audits_own_bias_map(tmp_path):
         flagged_sentences(outdir, dimension="Fear")
 
 
+def test_flagged_documents_rank_by_their_most_stigmatising_sentence():
+    from corpus_audit.audit.flagged import documents_summary
+
+    flagged = pd.DataFrame({"doc_id": ["many", "many", "many", "one", "none"], "stigma": [0.1, 0.2, 0.05, 0.9, np.nan]})
+    summary = documents_summary(flagged)
+    assert summary["doc_id"].tolist() == ["one", "many", "none"]
+    assert summary["flagged"].tolist() == [1, 3, 1] and summary["stigma"].tolist()[:2] == [0.9, 0.2]
+    # an audit scored before the stigma head: most flagged first, as before
+    assert documents_summary(flagged.drop(columns="stigma"))["doc_id"].tolist() == ["many", "none", "one"]
+
+
 def test_export_flagged_lists_judgements_with_their_category_unless_told(tmp_path):
     """The gate's neutral mentions (self-disclosure, clinical, ...) judge no one: not exported by default;
     --category chooses, 'all' keeps every one; the category is a column of the export."""

@@ -20,8 +20,10 @@ from corpus_audit.stigma.judgement import DIMENSION_COLUMNS
 DIMENSIONS = list(DIMENSION_COLUMNS.values())
 
 
-def scored(sentence: str, strength: float, category: str, **dimensions: float) -> dict:
-    row = {"sentence": sentence, "judgement_strength": strength, "category": category,
+def scored(sentence: str, strength: float, category: str, stigma: float | None = None, **dimensions: float) -> dict:
+    """A scored sentence; its stigma score is its judgement strength unless given."""
+    row = {"sentence": sentence, "judgement_strength": strength, "stigma": strength if stigma is None else stigma,
+           "category": category,
            "top_dimension": "Blame" if category == "judgement" else None, **dict.fromkeys(DIMENSIONS, 0.0)}
     row.update({f"dim_{name}": value for name, value in dimensions.items()})
     return row
@@ -56,6 +58,28 @@ def test_document_scores_take_each_documents_most_judging_sentence(tables):
     assert d3["dim_help"] == pytest.approx(0.6 * 0.5)  # rejecting help is
     assert (d3["n_sentences"], d3["n_scored"]) == (2, 1)
     assert table["rank"].tolist() == [1, 2, 3]
+
+
+def test_documents_rank_by_the_stigma_score_not_the_judgement_strength():
+    # A supportive judgement ("they deserve respect") judges people as surely as a slur does, but does not
+    # stigmatise: its document must rank below the stigmatising one, and a neutral one below both.
+    filtered = pd.DataFrame({"doc_id": ["support", "support", "stigma", "neutral"], "sentence_index": [0, 1, 0, 0],
+                             "sentence": ["s-support", "s-story", "s-slur", "s-clinical"],
+                             "illnesses": [["schizophrenia"]] * 4, "illness_type": ["mental"] * 4})
+    sentences = pd.DataFrame([scored("s-support", 0.97, "judgement", stigma=0.04),
+                              scored("s-story", 0.3, "self_disclosure", stigma=0.02),
+                              scored("s-slur", 0.62, "judgement", stigma=0.81),
+                              scored("s-clinical", 0.01, "clinical", stigma=0.03)])
+    table = document_scores(filtered, sentences).set_index("doc_id")
+    assert table.index.tolist() == ["stigma", "support", "neutral"]
+    assert table.loc["support", STIGMA_SCORE] == pytest.approx(0.04)  # the max over its sentences
+    assert table.loc["support", "top_sentence"] == "s-support"
+
+
+def test_documents_of_axes_without_the_stigma_head_are_refused(tables):
+    filtered, sentences = tables
+    with pytest.raises(UserError, match="no stigma head"):
+        document_scores(filtered, sentences.assign(stigma=np.nan))
 
 
 def test_ranked_documents_choose_and_renumber(tables):

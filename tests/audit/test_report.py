@@ -108,6 +108,20 @@ def test_validity_is_shipped_for_the_default_model():
     assert record is not None
     assert set(record["cross_validation_mean"]) == {"basic", "negation", "composition", "syntax"}
     assert measured_validity("test-model", "en", "default") is None
+    # the default backend runs the same weights through onnxruntime: the same record, with the stigma score's
+    onnx = measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@2c705a5e3279", "en", "default")
+    assert onnx == record and onnx["stigma"]["n"] > 0
+    assert measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@000000000000", "en", "default") is None
+
+
+def test_the_validity_section_shows_the_stigma_score_or_says_it_is_unmeasured():
+    from corpus_audit.audit.report import _stigma_validity
+
+    record = measured_validity("sentence-transformers:all-MiniLM-L6-v2@2c705a5e3279", "en", "default")
+    shown = _stigma_validity(record["stigma"])
+    assert f"{record['stigma']['auc']:.3f}" in shown and "held-out real sentences" in shown
+    assert "precision of the top 20" in shown and "within the corpus" in shown
+    assert "not measured on held-out real sentences" in _stigma_validity(None)
 
 
 def test_validity_is_found_for_every_shipped_model_on_every_backend_with_its_embeddings():
