@@ -410,8 +410,8 @@ def _stigma_validity(measured: dict[str, Any] | None) -> str:
     low, high = measured["auc_ci95"]
     rows = [("ROC AUC, stigmatising vs the rest (95% CI, documents resampled)",
              f"{num(measured['auc'])} ({num(low)}–{num(high)})"),
-            *((f"precision of the top {k}", _pct(value)) for k, value in measured["precision_at"].items()),
-            ("share stigmatising (base rate)", _pct(measured["base_rate"])),
+            *((f"precision of the top {k}", percent(value)) for k, value in measured["precision_at"].items()),
+            ("share stigmatising (base rate)", percent(measured["base_rate"])),
             *((f"ROC AUC, mention form '{form}' ({value['n_stigmatising']} stigmatising, {value['n_other']} other)",
                num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None),
             *((f"ROC AUC within the corpus '{corpus}' ({value['n_stigmatising']} stigmatising, {value['n_other']} "
@@ -422,7 +422,7 @@ def _stigma_validity(measured: dict[str, Any] | None) -> str:
         rows += [(f"documents ranked by their most stigmatising sentence ({documents['n_documents']}, "
                   f"{documents['n_stigmatising']} stigmatising): ROC AUC", num(documents["auc"])),
                  (f"a supportive document ranked above a stigmatising one on the same illness type "
-                  f"({documents['n_pairs']} pairs)", _pct(documents["supportive_above_stigmatising"]))]
+                  f"({documents['n_pairs']} pairs)", percent(documents["supportive_above_stigmatising"]))]
     return (f"<p>Stigma score (the probability that a sentence stigmatises people with the illness; documents are "
             f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
             f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"
