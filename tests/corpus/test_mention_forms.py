@@ -188,11 +188,11 @@ def test_rules_added_after_english_round_3_drop_only_its_errors(extended: dict[s
 
 def test_rule_added_after_english_round_4_drops_only_the_alcoholic_solution(
         extended: dict[str, IllnessMatcher]) -> None:
-    """Of round 4's 18 English errors, only 'an alcoholic solution' is dropped by the rule added after it; the 17
+    """Of round 4's 19 English errors, only 'an alcoholic solution' is dropped by the rule added after it; the 18
     others (machine translation, figurative 'blind', alcohol-caused diseases...) are still found."""
     rows = pd.read_csv(DATA / "mention_precision_en.csv", keep_default_na=False)
     errors = rows[(rows["round"] == 4) & (rows["verdict"] == "no")]
     dropped = [row.sentence for row in errors.itertuples()
                if (row.term, row.form) not in {(m.surface, m.form) for m in extended["en"].find(row.sentence)}]
-    assert len(errors) == 18
+    assert len(errors) == 19
     assert len(dropped) == 1 and "alcoholic solution" in dropped[0]
