@@ -63,7 +63,7 @@ RECIPES = {
     # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
-                      stigma_heads=(("en", 0.3, 0.3), ("es", 0.3, 3.0))),
+                      stigma_heads=(("en", 0.3, 3.0), ("es", 0.3, 3.0))),
 }
 DEFAULT_RECIPE = "default"
 
