@@ -96,7 +96,7 @@ def test_minilm_default_is_onnx_with_the_scores_of_torch(onnx_cache, tiny_st_mod
         axes.check_embedder(load_embedder(tiny_st_model, backend="onnx").model_id)
     with gzip.open("tests/data/corpus_reddit_sample_en.jsonl.gz", "rt", encoding="utf-8") as handle:
         texts = [json.loads(line)["text"][:400] for line in handle][:300]
-    ours, theirs = axes.measure(onnx.encode(texts)), axes.measure(torch.encode(texts))
+    ours, theirs = axes.measure(onnx.encode(texts), texts), axes.measure(torch.encode(texts), texts)
     assert np.nanmax(np.abs(ours - theirs)) <= 1e-4
     np.testing.assert_array_equal(quadrant_of(ours[:, 0], ours[:, 1]), quadrant_of(theirs[:, 0], theirs[:, 1]))
 
