@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats, field_text
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.prefilter import LinePrefilter
 from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, read_file, read_line_batch
 from corpus_audit.corpus.segment import Segmenter, import_spacy_without_torch
 from corpus_audit.corpus.writer import finish, write_parquet
@@ -107,6 +108,22 @@ def filter_unit(unit: LineBatch | list[LineBatch] | str) -> tuple[list[KeptSente
     else:
         documents = read_file(unit, options, counted.reading)
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
+
+
+def filter_prefiltered(batch: LineBatch, scanner: LinePrefilter) -> tuple[list[KeptSentence], FilterSummary]:
+    """:func:`filter_unit` of a JSON Lines batch after ``scanner``'s pre-filter, in the same worker: only the lines
+    it lets through are read; the others count as documents (:func:`count_plain_documents`)."""
+    kept_lines = scanner.split(batch)
+    kept, counted = filter_unit(kept_lines.runs)
+    count_plain_documents(counted, kept_lines.plain_documents)
+    return kept, counted
+
+
+def count_plain_documents(counted: FilterSummary, documents: int) -> None:
+    """Count ``documents`` that the pre-filter left out: they hold no term, so the exact path would have read and
+    dropped them, and counted no more."""
+    counted.documents_processed += documents
+    counted.reading.documents += documents
 
 
 def _field_value(doc: Document, name: str) -> str | None:
