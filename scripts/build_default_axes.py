@@ -3,26 +3,34 @@
 For each language (default: every language of ``corpus_audit.languages``), train the default recipe on the
 language's default model into ``corpus_audit/axes/<lang>-default-<model>.npz`` and write
 ``<lang>-default-<model>.validity.json`` beside it from that model's evaluation in ``docs/`` (the JSON of
-``corpus-audit axes evaluate --json``), checked to be of the same model weights and language:
+``corpus-audit axes evaluate --json``), checked to be of the same model weights and language, with the stigma
+score of the axes just trained measured on the held-out real sentences (``scm/stigma.py``):
 
     corpus-audit axes evaluate --lang es --model e5-small --json docs/axes_es_e5.json \
         --embedding-cache /tmp/es-e5.npz
     python scripts/build_default_axes.py --lang es --embedding-cache /tmp/es-e5.npz
 
-Run it after editing a lexicon, a template or the default recipe (and re-run the evaluation first).
+Run it after editing a lexicon, a template or the default recipe (and re-run the evaluation first). After editing
+only ``templates/<lang>/stigma_labelled.csv`` or the recipe's stigma settings, ``--stigma-only`` refits just the
+stigma head (the same fit as ``train_axes``) on the shipped axes and keeps every other array and measure as is:
+
+    python scripts/build_default_axes.py --lang en --stigma-only
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.embed import load_embedder
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.evaluate import validity_record
-from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, train_axes
+from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, fit_stigma, get_recipe, train_axes
+from corpus_audit.scm.stigma import format_stigma, load_stigma_data, stigma_validity
 from corpus_audit.scm.store import SHIPPED_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +50,28 @@ def find_evaluation(embedder_id: str, lang: str, folder: Path = DOCS) -> Path:
     return found[0]
 
 
+def refit_stigma(lang: str, embedding_cache: Path | None = None) -> Path:
+    """The shipped axes of ``lang`` with the default recipe's stigma head fitted again, and its validity record
+    with the stigma head's held-out measures; nothing else changes."""
+    model = LANGUAGES[lang].default_model
+    embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
+    target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
+    axes = SCMAxes.load(target)
+    axes.check_embedder(embedder.model_id)
+    recipe = get_recipe(DEFAULT_RECIPE)
+    stigma = load_stigma_data(lang)
+    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"],
+                          fit_stigma(recipe, embedder.encode, lang, stigma))
+    axes.metadata_.update(recipe=asdict(recipe), stigma_sha256=stigma.sha256)
+    validity = target.with_suffix(".validity.json")
+    record = json.loads(validity.read_text(encoding="utf-8"))
+    record["stigma"] = stigma_validity(embedder.encode, axes, lang, stigma)
+    print(format_stigma(record["stigma"]))
+    axes.save(target)
+    write_text_atomic(validity, json.dumps(record, indent=2) + "\n")
+    return target
+
+
 def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | None = None) -> Path:
     model = LANGUAGES[lang].default_model
     embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
@@ -52,7 +82,10 @@ def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | Non
                          f"not {embedder.model_id} ({lang})")
     record = validity_record(report, DEFAULT_RECIPE, evaluation.resolve().relative_to(ROOT).as_posix())
     target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
-    train_axes(embedder, lang=lang, recipe=DEFAULT_RECIPE).save(target)
+    axes = train_axes(embedder, lang=lang, recipe=DEFAULT_RECIPE)
+    record["stigma"] = stigma_validity(embedder.encode, axes, lang)
+    print(format_stigma(record["stigma"]))
+    axes.save(target)
     write_text_atomic(target.with_suffix(".validity.json"), json.dumps(record, indent=2) + "\n")
     return target
 
@@ -65,8 +98,14 @@ def main() -> None:
                         help="evaluation JSON to take the validity from (default: the one in docs/ for the model)")
     parser.add_argument("--embedding-cache", type=Path, default=None,
                         help="the --embedding-cache file of the evaluation: its sentences are not embedded again")
+    parser.add_argument("--stigma-only", action="store_true",
+                        help="refit only the stigma head of the shipped axes (and its validity measures)")
     args = parser.parse_args()
     languages = args.lang or sorted(LANGUAGES)
+    if args.stigma_only:
+        for lang in languages:
+            print(f"wrote {refit_stigma(lang, args.embedding_cache if len(languages) == 1 else None)}")
+        return
     if (args.evaluation or args.embedding_cache) and len(languages) != 1:
         parser.error("--evaluation and --embedding-cache need exactly one --lang")
     for lang in languages:

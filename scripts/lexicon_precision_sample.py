@@ -86,13 +86,20 @@ def draw_forms(sources: dict[str, Path], per_form: int, seed: int, exclude: set[
     return sample.assign(stratum_size=sample["form"].map(sizes), round=1, verdict="", note="")[FORM_COLUMNS]
 
 
-def form_precision(labelled: pd.DataFrame) -> pd.Series:
-    """Precision per form, of the whole sample, and weighted by the strata's sizes (the pool's precision)."""
+def form_precision(labelled: pd.DataFrame, without: frozenset[str] = frozenset()) -> pd.Series:
+    """Precision per form, of the whole sample, and weighted by the strata's sizes (the pool's precision).
+
+    ``without`` leaves those corpora's rows out; each stratum's size is then scaled by the share of its sampled rows
+    that remain (the sample is random within the stratum, so that share estimates the corpora's share of the stratum).
+    """
     if not labelled["verdict"].isin(["yes", "no"]).all():
         raise SystemExit("every row needs verdict = yes or no")
+    remaining = labelled[~labelled["corpus"].isin(without)]
+    sizes = (labelled.groupby("form")["stratum_size"].first()
+             * remaining["form"].value_counts() / labelled["form"].value_counts()).dropna()
+    labelled = remaining
     correct = labelled["verdict"].eq("yes")
     per_form = correct.groupby(labelled["form"]).mean()
-    sizes = labelled.groupby("form")["stratum_size"].first()
     weighted = (per_form * sizes).sum() / sizes.sum()
     counts = labelled["form"].value_counts().rename(lambda form: f"n {form}")
     return pd.concat([per_form, pd.Series({"sample": correct.mean(), "weighted by stratum": weighted,
@@ -114,6 +121,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1601)
     parser.add_argument("-o", "--output", type=Path)
     parser.add_argument("--precision", type=Path, help="print the precision of a labelled sample and stop")
+    parser.add_argument("--without-corpus", action="append", default=[],
+                        help="with --precision on a form sample: also print each round without this corpus's rows "
+                             "(repeatable; e.g. a machine-translated corpus whose errors no rule can see)")
     parser.add_argument("--per-form", type=int, help="draw this many sentences per mention form (SOURCES: NAME=FILE)")
     parser.add_argument("--exclude", type=Path, action="append", default=[],
                         help="with --per-form: leave out the sentences of this earlier sample (CSV, repeatable)")
@@ -124,6 +134,10 @@ def main() -> None:
             print(precision(labelled).round(3).to_string())
         for round_, part in labelled.groupby("round") if "verdict" in labelled else ():
             print(f"round {round_}:\n{form_precision(part).round(3).to_string()}")
+            if args.without_corpus:
+                without = frozenset(args.without_corpus)
+                print(f"round {round_} without {', '.join(sorted(without))}:\n"
+                      f"{form_precision(part, without).round(3).to_string()}")
         return
     if not args.sources or not args.output:
         parser.error("give SOURCES and -o, or --precision")

@@ -39,8 +39,8 @@ from corpus_audit.corpus.dominance import dominant_illnesses
 from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
 from corpus_audit.stigma.judgement import (CATEGORIES, CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT,
                                            STRENGTH_COLUMN, TOP_DIMENSION_COLUMN)
-from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, group_masks, quadrant_index,
-                                           region_quadrants, require_columns, scored_rows)
+from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, explode_illnesses, group_masks,
+                                           quadrant_index, region_quadrants, require_columns, scored_rows)
 from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm, mean_ci,
                                        percentile_ci, size_warnings, two_sample_2d)
 
@@ -74,8 +74,7 @@ def quadrant_shares(df: pd.DataFrame, by: str = "illness_type") -> pd.DataFrame:
         rows = [_shares_row(group, _quadrant_counts(scored[masks[group]]), group) for group in GROUPS]
     elif by == "illnesses":
         require_columns(scored, ("illnesses",))
-        lists = scored["illnesses"].map(lambda v: [v] if isinstance(v, str) else list(v) if v is not None else [])
-        exploded = scored.assign(illnesses=lists).explode("illnesses").dropna(subset=["illnesses"])
+        exploded = explode_illnesses(scored, "illnesses")
         rows = [_shares_row(str(illness), _quadrant_counts(part), str(illness))
                 for illness, part in exploded.groupby("illnesses", sort=True)]
         rows.sort(key=lambda row: -row["n"])

@@ -16,7 +16,8 @@ from corpus_audit.audit.folder import AuditFolder
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.clean import CleanResult, clean_corpus, read_id_file
-from corpus_audit.corpus.documents import ReaderOptions
+from corpus_audit.corpus.documents import CorpusError, ReaderOptions
+from corpus_audit.corpus.readers import STDIN, expand_paths
 
 MANIFEST = "clean-manifest.json"
 
@@ -53,6 +54,26 @@ def _reading_options(folder: AuditFolder) -> ReaderOptions:
     return ReaderOptions(**{name: value for name, value in recorded.items() if name in known and name != "strict"})
 
 
+def _check_audited(corpus: Sequence[str], folder: AuditFolder) -> None:
+    """:class:`UserError` when a file of ``corpus`` is not one the audit read: clean removes the audit's documents
+    from the corpus it read, and another corpus shares none of its document ids (or, worse, some by chance). A file
+    is the audit's when its path is, or its name and size are those of one (a copied or moved corpus). Unchecked
+    where the audit's inputs are gone (moved): ``clean`` then warns of chosen ids found in no input file."""
+    recorded = folder.read_summary().corpus.get("inputs") or []
+    if not recorded or STDIN in recorded:  # nothing to check against
+        return
+    try:
+        audited = [Path(path) for path in expand_paths(recorded)]
+    except CorpusError:  # moved or deleted since the audit
+        return
+    known = {path.resolve() for path in audited} | {(path.name, path.stat().st_size) for path in audited}
+    for path in (Path(name) for name in expand_paths(corpus) if name != STDIN):
+        if path.resolve() not in known and (path.name, path.stat().st_size) not in known:
+            raise UserError(f"{path} is not a file the audit in {folder.path} read ({', '.join(map(str, recorded))}): "
+                            "clean removes an audit's documents from the corpus it read; give that corpus, or audit "
+                            "this one first")
+
+
 def chosen_documents(audit: str | Path, removal: Removal) -> pd.DataFrame:
     """The documents ``removal`` names: rows of the audit's documents table (ids only for an ``--ids`` file, with
     their scores where the audit has them)."""
@@ -69,9 +90,10 @@ def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal,
                      log: Callable[[str], None] = print) -> tuple[CleanResult, Path]:
     """Rewrite ``corpus`` into ``outdir`` without the documents ``removal`` chooses from the audit in ``audit``;
     write ``outdir/clean-manifest.json`` (the rule, each file's counts, each removed document with its rank, score
-    and most judging sentence) and return (result, manifest path)."""
+    and most stigmatising sentence) and return (result, manifest path)."""
     folder = AuditFolder(audit)
     options = _reading_options(folder)
+    _check_audited(corpus, folder)
     chosen = chosen_documents(audit, removal)
     result = clean_corpus(corpus, options, set(chosen["doc_id"]), outdir, log)
     columns = [name for name in ("doc_id", "rank", STIGMA_SCORE, "top_sentence", "top_category", "top_dimension",

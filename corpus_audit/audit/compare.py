@@ -26,10 +26,11 @@ import pandas as pd
 from corpus_audit.audit.analysis import quadrant_shares
 from corpus_audit.audit.folder import AuditFolder, AuditSummary
 from corpus_audit.common.errors import UserError
+from corpus_audit.common.formats import MISSING, num, p_value, percent, points, with_ci
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.stigma.judgement import CATEGORY_COLUMN, JUDGEMENT
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, region_quadrants, scored_rows
-from corpus_audit.stigma.stats import compare_groups, gap_change, two_sample_2d
+from corpus_audit.stigma.stats import MIN_GROUP_SIZE, compare_groups, gap_change, two_sample_2d
 
 
 class ModelMismatchError(UserError, ValueError):
@@ -121,7 +122,8 @@ def _gaps(a: AuditOutput, b: AuditOutput, seed: int) -> list[dict[str, Any]]:
         for score in ("warmth", "competence"):
             values = [groups[side][group][score].to_numpy(dtype=float) for side in "ab" for group in GROUPS]
             change, low, high = gap_change(*values, seed=seed)
-            rows.append({"sentences": label, "score": score,
+            sizes = {f"n_{group}_{side}": len(groups[side][group]) for side in "ab" for group in GROUPS}
+            rows.append({"sentences": label, "score": score, **sizes,
                          "gap_a": _gap(values[0], values[1]), "gap_b": _gap(values[2], values[3]),
                          "gap_change": change, "gap_change_ci_low": low, "gap_change_ci_high": high})
     return rows
@@ -199,7 +201,7 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
     result = {
         "labels": list(labels),
         "audits": {side: {"outdir": str(audit.outdir), "model_id": audit.model_id, "axes_path": audit.axes_path,
-                          "seed": audit.summary.options.get("seed"), "sentences": len(audit.sentences)}
+                          "seed": audit.summary.options.get("seed"), **_counts(audit)}
                    for side, audit in (("a", a), ("b", b))},
         "seed": seed,
         "by_type": by_type,
@@ -207,57 +209,106 @@ def compare_audits(outdir_a: str | Path, outdir_b: str | Path, labels: tuple[str
         "aq27": _compare_aq27(a, b, warnings, seed),
         "warnings": list(dict.fromkeys(warnings)),
     }
+    result["answer"] = comparison_answer(result)
     return jsonable(result)
 
 
-def _number(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:+.{digits}f}"
+def _counts(audit: AuditOutput) -> dict[str, Any]:
+    """What one side holds, for the before -> after line: sentences, judgements (None without the gate) and
+    documents (read, and with an illness mention)."""
+    sentences = audit.sentences
+    judged = CATEGORY_COLUMN in sentences and sentences[CATEGORY_COLUMN].notna().any()
+    return {"sentences": len(sentences),
+            "judgements": int((sentences[CATEGORY_COLUMN] == JUDGEMENT).sum()) if judged else None,
+            "documents_read": audit.summary.filter.get("documents_read"),
+            "documents_matched": audit.summary.filter.get("documents_matched")}
 
 
-def _share(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:5.1f}%"
+#: How a change of the mental − physical gap reads, per score: (the gap grew, the gap shrank) from A to B.
+_CHANGE_WORDS = {"warmth": ("warmer", "colder"), "competence": ("more competent", "less competent")}
 
 
-def _pp(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:+.1f} pp"
+def comparison_answer(result: dict[str, Any]) -> str:
+    """One sentence: did mental-illness talk become more or less stigmatising relative to physical-illness talk from
+    A to B, by how much (the change of the mental − physical gap with its 95% CI), and how sure (too few to tell,
+    or a CI that excludes 0)."""
+    label_a, label_b = result["labels"]
+    rows = [row for row in result["gaps"] if row["sentences"] == "judgements"] or result["gaps"]
+    what = "judgements" if rows[0]["sentences"] == "judgements" else "sentences"
+    sizes = rows[0]
+    small = [f"{sizes[f'n_{group}_{side}']} {group}-illness {what} in {label}"
+             for label, side in ((label_a, "a"), (label_b, "b")) for group in GROUPS
+             if sizes.get(f"n_{group}_{side}", 0) < MIN_GROUP_SIZE]
+    if small:
+        return (f"Too few to tell whether mental-illness talk became more or less stigmatising relative to "
+                f"physical-illness talk from {label_a} to {label_b}: only {' and '.join(small)} (under "
+                f"{MIN_GROUP_SIZE}).")
+    moves = {}
+    for row in rows:
+        low, high = row["gap_change_ci_low"], row["gap_change_ci_high"]
+        if low is not None and high is not None and (low > 0 or high < 0):
+            moves[row["score"]] = row
+    if not moves:
+        changes = ", ".join(f"{row['score']} {num(row['gap_change'], 2, True)} [95% CI "
+                            f"{num(row['gap_change_ci_low'], 2, True)}, {num(row['gap_change_ci_high'], 2, True)}]"
+                            for row in rows)
+        return (f"No reliable change from {label_a} to {label_b} in how mental-illness {what} compare with "
+                f"physical-illness {what} (change of the mental − physical gap: {changes}).")
+    parts = [f"{_CHANGE_WORDS[score][0 if row['gap_change'] > 0 else 1]} by {abs(row['gap_change']):.2f} (95% CI "
+             f"{num(row['gap_change_ci_low'], 2, True)} to {num(row['gap_change_ci_high'], 2, True)})"
+             for score, row in moves.items()]
+    better = all(row["gap_change"] > 0 for row in moves.values())
+    worse = all(row["gap_change"] < 0 for row in moves.values())
+    head = "Less stigmatising" if better else "More stigmatising" if worse else "Mixed"
+    return (f"{head} in {label_b} than in {label_a}: relative to physical-illness {what}, mental-illness {what} "
+            f"became {' and '.join(parts)} on a −1 to 1 scale.")
 
 
-def _p(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3g}"
+def before_after(result: dict[str, Any]) -> str:
+    """The counts of the two audits, A -> B: documents read and with a mention, sentences, judgements."""
+    a, b = result["audits"]["a"], result["audits"]["b"]
+    pairs = [("documents read", "documents_read"), ("documents with an illness mention", "documents_matched"),
+             ("sentences", "sentences"), ("judgements about people", "judgements")]
+    def count(side: dict[str, Any], key: str) -> str:
+        return MISSING if side.get(key) is None else str(side[key])
+
+    return "; ".join(f"{name} {count(a, key)} -> {count(b, key)}" for name, key in pairs
+                     if a.get(key) is not None or b.get(key) is not None)
 
 
 def format_comparison(result: dict[str, Any]) -> str:
     """Readable text tables of a ``compare_audits`` result."""
     label_a, label_b = result["labels"]
-    lines = [f"A = {label_a}: {result['audits']['a']['outdir']}", f"B = {label_b}: {result['audits']['b']['outdir']}"]
+    lines = [f"answer: {result['answer']}", f"{label_a} -> {label_b}: {before_after(result)}",
+             f"A = {label_a}: {result['audits']['a']['outdir']}", f"B = {label_b}: {result['audits']['b']['outdir']}"]
     for group, part in result["by_type"].items():
         lines += ["", f"{group}: n A = {part['n_a']}, n B = {part['n_b']}",
                   f"  {'score':<11}{'mean A':>9}{'mean B':>9}{'B - A':>9}{'95% CI':>20}{'MW p':>9}{'r':>8}{'KS p':>9}"]
         for score in ("warmth", "competence"):
             c = part[score]
             low, high = c["mean_difference_ci"]
-            ci = f"[{_number(low)}, {_number(high)}]" if low is not None else "-"
-            lines.append(f"  {score:<11}{_number(c['mean_b']):>9}{_number(c['mean_a']):>9}"
-                         f"{_number(c['mean_difference']):>9}{ci:>20}{_p(c['mann_whitney_p']):>9}"
-                         f"{_number(c['rank_biserial'], 2):>8}{_p(c['ks_p']):>9}")
+            ci = f"[{num(low, signed=True)}, {num(high, signed=True)}]" if low is not None else "-"
+            lines.append(f"  {score:<11}{num(c['mean_b'], signed=True):>9}{num(c['mean_a'], signed=True):>9}"
+                         f"{num(c['mean_difference'], signed=True):>9}{ci:>20}{p_value(c['mann_whitney_p']):>9}"
+                         f"{num(c['rank_biserial'], 2, True):>8}{p_value(c['ks_p']):>9}")
         joint = part["joint"]
-        lines.append(f"  2-D energy test: statistic {_p(joint['statistic'])}, p {_p(joint['p_value'])}")
+        lines.append(f"  2-D energy test: statistic {num(joint['statistic'], 4)}, p {p_value(joint['p_value'])}")
         lines.append(f"  {'quadrant':<19}{'A':>8}{'B':>8}{'B - A':>9}")
         for row in part["quadrants"]:
-            lines.append(f"  {row['quadrant']:<19}{_share(row['share_a']):>8}{_share(row['share_b']):>8}"
-                         f"{_pp(row['change']):>9}")
+            lines.append(f"  {row['quadrant']:<19}{percent(row['share_a']):>8}{percent(row['share_b']):>8}"
+                         f"{points(row['change']):>9}")
     lines += ["", "Mental - physical gap of the means, and its change B - A [95% CI]"]
     for row in result["gaps"]:
-        ci = f"[{_number(row['gap_change_ci_low'])}, {_number(row['gap_change_ci_high'])}]"
-        lines.append(f"  {row['sentences']:<15}{row['score']:<11} gap A {_number(row['gap_a'])}  gap B "
-                     f"{_number(row['gap_b'])}  change {_number(row['gap_change'])} {ci}")
+        ci = f"[{num(row['gap_change_ci_low'], signed=True)}, {num(row['gap_change_ci_high'], signed=True)}]"
+        lines.append(f"  {row['sentences']:<15}{row['score']:<11} gap A {num(row['gap_a'], signed=True)}  gap B "
+                     f"{num(row['gap_b'], signed=True)}  change {num(row['gap_change'], signed=True)} {ci}")
     lines += ["", "AQ-27 (share of sentences in the dimension's BIAS-map region; gap = mental - physical)",
               f"  {'dimension':<15}{'mental A':>9}{'mental B':>9}{'phys. A':>9}{'phys. B':>9}"
               f"{'gap A':>10}{'gap B':>10}{'change':>10}"]
     for row in result["aq27"]:
-        lines.append(f"  {row['dimension']:<15}{_share(row['share_mental_a']):>9}{_share(row['share_mental_b']):>9}"
-                     f"{_share(row['share_physical_a']):>9}{_share(row['share_physical_b']):>9}"
-                     f"{_pp(row['gap_a']):>10}{_pp(row['gap_b']):>10}{_pp(row['gap_change']):>10}")
+        lines.append(f"  {row['dimension']:<15}{percent(row['share_mental_a']):>9}{percent(row['share_mental_b']):>9}"
+                     f"{percent(row['share_physical_a']):>9}{percent(row['share_physical_b']):>9}"
+                     f"{points(row['gap_a']):>10}{points(row['gap_b']):>10}{points(row['gap_change']):>10}")
     lines += [f"warning: {warning}" for warning in result["warnings"]]
     return "\n".join(lines)
 
@@ -271,7 +322,7 @@ def write_comparison_report(result: dict[str, Any], path: str | Path, strict: bo
 
     from corpus_audit.audit.figures import comparison_figure, save_figure
     from corpus_audit.common.atomic import atomic_path
-    from corpus_audit.common.html import BASE_STYLE, embedded_png, esc, num, p_value, table
+    from corpus_audit.common.html import BASE_STYLE, embedded_png, esc, table
 
     label_a, label_b = result["labels"]
     frames = [AuditFolder(result["audits"][side]["outdir"]).read_sentences(strict, log) for side in "ab"]
@@ -280,30 +331,28 @@ def write_comparison_report(result: dict[str, Any], path: str | Path, strict: bo
                           ("png",))[0]
         figure = embedded_png(png, f"{label_a} and {label_b}: warmth x competence density per illness type")
 
-    def ci(value: Any, low: Any, high: Any, fmt: Callable[[Any], str] = num) -> str:
-        return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
-
-    def pp(value: Any) -> str:
-        return "–" if value is None else f"{100 * value:+.1f} pp"
-
     gaps = table(("sentences", "score", f"gap {label_a}", f"gap {label_b}", "change B − A [95% CI]"),
                  [(r["sentences"], r["score"], num(r["gap_a"]), num(r["gap_b"]),
-                   ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"])) for r in result["gaps"]],
+                   with_ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"]))
+                  for r in result["gaps"]],
                  numeric_from=2)
     by_type = []
     for group, part in result["by_type"].items():
         rows = [(score, num(part[score]["mean_b"]), num(part[score]["mean_a"]),
-                 ci(part[score]["mean_difference"], *part[score]["mean_difference_ci"]),
+                 with_ci(part[score]["mean_difference"], *part[score]["mean_difference_ci"]),
                  p_value(part[score]["mann_whitney_p"])) for score in ("warmth", "competence")]
         by_type.append(f"<h3>{esc(group)} (n {esc(label_a)} {part['n_a']}, n {esc(label_b)} {part['n_b']})</h3>"
                        + table(("score", f"mean {label_a}", f"mean {label_b}", "B − A [95% CI]", "Mann–Whitney p"),
                                rows))
     aq27 = table(("dimension", f"gap {label_a}", f"gap {label_b}", "change B − A [95% CI]"),
-                 [(r["dimension"], pp(r["gap_a"]), pp(r["gap_b"]),
-                   ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"], pp)) for r in result["aq27"]])
+                 [(r["dimension"], points(r["gap_a"]), points(r["gap_b"]),
+                   with_ci(r["gap_change"], r["gap_change_ci_low"], r["gap_change_ci_high"], points))
+                  for r in result["aq27"]])
     warnings = "".join(f"<li>{esc(w)}</li>" for w in result["warnings"])
     body = (f"<h1>Comparison of two audits</h1><p>A = {esc(label_a)}: {esc(result['audits']['a']['outdir'])}<br>"
             f"B = {esc(label_b)}: {esc(result['audits']['b']['outdir'])}</p>"
+            f'<p class="answer"><b>{esc(result["answer"])}</b></p><p>{esc(label_a)} → {esc(label_b)}: '
+            f"{esc(before_after(result))}.</p>"
             "<p>Every difference is B − A; a gap is mental − physical, and its change is B's gap − A's gap, with a "
             "percentile-bootstrap 95% CI. A change whose CI excludes 0 is a change the data show.</p>"
             + (f'<section class="warnings"><h2>Warnings</h2><ul>{warnings}</ul></section>' if warnings else "")

@@ -88,14 +88,14 @@ def spread(frame: pd.DataFrame) -> dict[str, dict[str, float]]:
 def gaps(outdir: Path, frame: pd.DataFrame) -> dict[str, Any]:
     """The audit's own mental - physical comparisons (summary.json, aq27.csv) and the spread of its points."""
     folder = AuditFolder(outdir)
-    summary = folder.read_summary()
+    summary = folder.read_summary(complete=True)
     analysis = summary.analysis
     aq27 = folder.read_aq27()
     return {
         "audit": str(outdir),
         "model_id": summary.model_id,
-        "n_by_type": analysis["n_by_type"],
-        **{f"{score}_mental_minus_physical": {key: analysis["comparisons"][score][key]
+        "n_by_type": analysis.n_by_type,
+        **{f"{score}_mental_minus_physical": {key: getattr(analysis.comparisons[score], key)
                                               for key in ("mean_difference", "mean_difference_ci", "rank_biserial",
                                                           "mann_whitney_p")}
            for score in SCORES},

@@ -1,8 +1,10 @@
 """Per-document scores of an audit and the ranked list of documents to review or drop.
 
-A document's **stigma score** is the judgement strength (the instrument's probability that a sentence judges
-people) of its most judging illness sentence: a document is as much a candidate for review as its strongest
-judgement, whatever its length. ``dim_<dimension>`` is, per dimension, the largest ``judgement strength x
+A document's **stigma score** is the ``stigma`` score (the instrument's probability that a sentence stigmatises
+people with the illness it mentions, learnt from labelled real text: scm/stigma.py) of its most stigmatising
+illness sentence, the maximum: one slur or stereotype is what a reviewer has to see, and a mean would hide it in a
+long supportive thread, whatever the document's length. Supportive, counter-stereotypical and anti-stigma
+sentences score near 0, so they do not lift a document (the judgement strength, which has no sign, did). ``dim_<dimension>`` is, per dimension, the largest ``judgement strength x
 stigmatising score`` of its sentences (the dimension score turned so that + is stigma, :data:`STIGMA_SIGN`, and
 cut at 0): how strongly the document endorses that AQ-27 attitude in a judgement. The counts say how much of the
 document is behind the score.
@@ -22,6 +24,7 @@ import pandas as pd
 
 from corpus_audit.audit.folder import AuditFolder, AuditOutputError
 from corpus_audit.common.errors import UserError
+from corpus_audit.scm.columns import STIGMA_COLUMN
 from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT, STIGMA_SIGN,
                                            STRENGTH_COLUMN, TOP_DIMENSION_COLUMN, dimension_named)
 from corpus_audit.stigma.quadrants import GROUPS
@@ -43,28 +46,37 @@ def sentence_dimension_stigma(sentences: pd.DataFrame) -> pd.DataFrame:
                          for dimension, column in DIMENSION_COLUMNS.items()}, index=sentences.index)
 
 
+def lacks_stigma_head(sentences: pd.DataFrame) -> bool:
+    """Whether scored sentences come from axes with a gate but no stigma head (every stigma score NaN where some
+    judgement strength is not)."""
+    return bool(sentences[STIGMA_COLUMN].isna().all() and sentences[STRENGTH_COLUMN].notna().any())
+
+
 def document_scores(filtered: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataFrame:
     """One row per document of ``filtered`` (the filter's rows), ranked: stigma score descending, then more
     judgements first, then doc_id. Columns: DOCUMENT_COLUMNS, the keep-fields of the filter (a document's first
     value), then one ``dim_<dimension>`` per AQ-27 dimension."""
-    if STRENGTH_COLUMN not in sentences:
+    if STRENGTH_COLUMN not in sentences or STIGMA_COLUMN not in sentences:
         raise UserError("this audit was scored with axes that have no judgement gate (e.g. --recipe reference): "
-                        "documents are ranked by judgement strength, which they lack")
+                        "documents are ranked by the stigma score, which they lack")
+    if lacks_stigma_head(sentences):
+        raise UserError("this audit was scored with axes that have no stigma head (trained before it existed): "
+                        "audit again, or train axes again with `corpus-audit axes train`")
     keep_fields = [column for column in filtered.columns if column not in _FILTER_COLUMNS]
     scores = sentences.drop_duplicates("sentence").set_index("sentence")
-    score_columns = [STRENGTH_COLUMN, CATEGORY_COLUMN, TOP_DIMENSION_COLUMN, *DIMENSION_COLUMNS.values()]
+    score_columns = [STIGMA_COLUMN, STRENGTH_COLUMN, CATEGORY_COLUMN, TOP_DIMENSION_COLUMN,
+                     *DIMENSION_COLUMNS.values()]
     rows = filtered.join(scores[score_columns], on="sentence")
     stigma = sentence_dimension_stigma(rows)
     rows = rows.drop(columns=list(DIMENSION_COLUMNS.values())).join(stigma)
-    strength = rows[STRENGTH_COLUMN].fillna(-1.0)  # unscored sentences never top a document
-    rows = rows.assign(_strength=strength, _judgement=rows[CATEGORY_COLUMN].eq(JUDGEMENT),
-                       _scored=rows[STRENGTH_COLUMN].notna(),
+    rows = rows.assign(_stigma=rows[STIGMA_COLUMN].fillna(-1.0),  # unscored sentences never top a document
+                       _judgement=rows[CATEGORY_COLUMN].eq(JUDGEMENT), _scored=rows[STIGMA_COLUMN].notna(),
                        **{f"_{group}": rows["illness_type"].isin([group, "both"]) for group in GROUPS})
-    top = rows.sort_values(["doc_id", "_strength", "sentence_index"], ascending=[True, False, True],
+    top = rows.sort_values(["doc_id", "_stigma", "sentence_index"], ascending=[True, False, True],
                            kind="stable").drop_duplicates("doc_id").set_index("doc_id")
     grouped = rows.groupby("doc_id", sort=True)
     table = pd.DataFrame({
-        STIGMA_SCORE: top[STRENGTH_COLUMN],
+        STIGMA_SCORE: top[STIGMA_COLUMN],
         "top_sentence": top["sentence"],
         "top_sentence_index": top["sentence_index"],
         "top_category": top[CATEGORY_COLUMN],
@@ -123,7 +135,7 @@ def write_documents(folder: AuditFolder, sentences: pd.DataFrame | None = None) 
     from corpus_audit.common.atomic import atomic_path
 
     sentences = pd.read_parquet(folder.existing(folder.sentences)) if sentences is None else sentences
-    if STRENGTH_COLUMN not in sentences:
+    if STRENGTH_COLUMN not in sentences or STIGMA_COLUMN not in sentences or lacks_stigma_head(sentences):
         return False
     with atomic_path(folder.documents) as tmp:
         document_scores(pd.read_parquet(folder.existing(folder.filtered)), sentences).to_parquet(tmp, index=False)

@@ -42,7 +42,7 @@ from corpus_audit.audit import analysis  # noqa: E402
 from corpus_audit.audit.folder import FIGURE_FORMATS, FIGURES, AuditFolder  # noqa: E402
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
 from corpus_audit.common.resources import usable_cpus  # noqa: E402
-from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, group_masks, scored_rows  # noqa: E402
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, group_masks, scored_rows  # noqa: E402
 
 #: Colour per group (the seed paper's Figure 3: mental red, physical blue); "both"-only illnesses purple.
 COLORS = {"mental": "tab:red", "physical": "tab:blue", "both": "tab:purple", "unknown": "tab:gray"}
@@ -223,8 +223,7 @@ def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, 
     says nothing about which of its illnesses is the mental one); "both" if it only occurs in such sentences.
     """
     scored = scored_rows(df)
-    lists = scored["illnesses"].map(lambda v: [v] if isinstance(v, str) else list(v) if v is not None else [])
-    exploded = scored.assign(illnesses=lists).explode("illnesses").dropna(subset=["illnesses"])
+    exploded = explode_illnesses(scored, "illnesses")
     points: dict[str, np.ndarray] = {}
     kinds: dict[str, str] = {}
     for illness, part in exploded.groupby("illnesses", sort=True):

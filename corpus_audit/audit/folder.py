@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from corpus_audit.audit.results import AnalysisSummary, ResultsError
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.log import to_stderr
 from corpus_audit.stigma.bias_map import BiasDimension
@@ -91,14 +92,15 @@ class AuditSummary:
     """``summary.json``: the corpus, the options, the filter and score records, the analysis and time per stage.
 
     ``options`` is the audit's options as recorded (``AuditOptions``); ``filter`` the filter summary
-    (``FilterSummary.to_dict()``); ``analysis`` the analysis (``AnalysisResult.to_dict()``). The properties name
-    what the readers of an audit use, so none of them digs in the dictionaries.
+    (``FilterSummary.to_dict()``); ``analysis`` the results, typed (:class:`AnalysisSummary`; None in the summary
+    of an unfinished audit). The properties name what the readers of an audit use, so none of them digs in the
+    dictionaries.
     """
 
     options: dict[str, Any]
     filter: dict[str, Any]
     score: ScoreRecord
-    analysis: dict[str, Any]
+    analysis: AnalysisSummary | None
     corpus: dict[str, Any] = field(default_factory=dict)
     package_version: str = "?"
     seconds: dict[str, float] = field(default_factory=dict)
@@ -127,7 +129,8 @@ class AuditSummary:
 
     def to_dict(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "options": self.options, "package_version": self.package_version,
-                "filter": self.filter, "score": self.score.to_dict(), "analysis": self.analysis,
+                "filter": self.filter, "score": self.score.to_dict(),
+                "analysis": self.analysis.to_dict() if self.analysis is not None else {},
                 "seconds": self.seconds}
 
     @classmethod
@@ -140,8 +143,15 @@ class AuditSummary:
                    if not isinstance(data.get(key), dict)]
         if lacking:
             raise AuditOutputError(path, f"lacks {', '.join(lacking)}: not the summary of a finished audit")
+        analysis = None
+        if data.get("analysis"):
+            try:
+                analysis = AnalysisSummary.from_dict(data["analysis"])
+            except ResultsError as error:
+                if complete:  # a report needs it; comparing two audits does not
+                    raise AuditOutputError(path, f"{error}: not the summary of an audit of this version") from None
         return cls(options=data["options"], filter=data.get("filter") or {}, score=ScoreRecord.from_dict(data["score"]),
-                   analysis=data.get("analysis") or {}, corpus=data.get("corpus") or {},
+                   analysis=analysis, corpus=data.get("corpus") or {},
                    package_version=data.get("package_version", "?"), seconds=data.get("seconds") or {})
 
 

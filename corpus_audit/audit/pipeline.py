@@ -24,9 +24,10 @@ from typing import Any
 
 from corpus_audit import __version__
 from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
+from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                         write_text_atomic)
-from corpus_audit.common.checkpoints import Checkpoints, fingerprint
+from corpus_audit.common.checkpoints import NOT_RUN, Checkpoints, fingerprint
 from corpus_audit.common.errors import Interrupted, UserError
 from corpus_audit.common.resources import data_file, sha256_file, sha256_files
 from corpus_audit.corpus.filter import CorpusSpec
@@ -110,8 +111,38 @@ def _filter_depends(run: AuditRun) -> dict[str, Any]:
 
 def _run_filter(run: AuditRun, depends_on: dict[str, Any]) -> None:
     options = run.options
-    filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
-                  options.keep_fields, options.workers, run.progress, options.engine, options.terms)
+    summary = filter_corpus(run.spec, run.folder.filtered, options.lang, options.lexicon, options.spacy_model,
+                            options.keep_fields, options.workers, run.progress, options.engine,
+                            options.terms)
+    if not summary.sentences_kept:  # nothing to score: a verdict on 0 sentences would be no answer
+        lost = "; ".join(summary.warnings)
+        raise UserError(f"nothing to audit: no sentence of the {summary.reading.documents:,} document(s) read mentions "
+                        f"an illness of the {options.lang} lexicon (is --lang right? is this the corpus you meant?)"
+                        + (f"; {lost}" if lost else ""))
+    _check_group_by(run)
+
+
+def _check_group_by(run: AuditRun) -> None:
+    """:class:`UserError` naming the records' fields when no kept sentence has a value of ``--group-by``: a field no
+    record has (a typo) would otherwise give a breakdown with one group, "(none)"."""
+    import pyarrow.parquet as pq
+
+    from corpus_audit.corpus.documents import ReadStats
+    from corpus_audit.corpus.filter import SOURCE_FILE
+    from corpus_audit.corpus.readers import iter_documents
+
+    field = run.options.group_by
+    if not field:
+        return
+    values = pq.read_table(run.folder.filtered, columns=[field]).column(field)
+    if values.null_count < len(values):
+        return
+    spec = run.spec
+    first = next(iter_documents(spec.inputs, spec.options, ReadStats(), limit=1, hf_dataset=spec.hf_dataset,
+                                hf_config=spec.hf_config, hf_split=spec.hf_split), None)
+    fields = sorted(first.meta) if first is not None else []
+    raise UserError(f"--group-by {field}: no record with an illness mention has this field; the records' fields: "
+                    f"{', '.join(fields) or '(none)'}, or {SOURCE_FILE} (the input file)")
 
 
 def _score_depends(run: AuditRun) -> dict[str, Any]:
@@ -200,7 +231,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
         corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset,
                 "reading": asdict(run.spec.options)}, options=asdict(options),
         package_version=__version__, filter=folder.read_filter_summary(), score=folder.read_score_record(),
-        analysis=result.to_dict(), seconds=run.seconds))
+        analysis=AnalysisSummary.from_dict(result.to_dict()), seconds=run.seconds))
     write_report(folder)  # reads summary.json and the figures, so it comes last
 
 
@@ -270,7 +301,7 @@ def run_audit(spec: CorpusSpec, outdir: str | Path, options: AuditOptions, log: 
                 log(f"{stage.label}: up to date, skipped")
                 stage.when_skipped(run)
             else:
-                log(f"{stage.label}: running ({reason})")
+                log(f"{stage.label}: " + ("starting" if reason == NOT_RUN else f"running ({reason})"))
                 try:
                     stage.run(run, depends_on)
                 except KeyboardInterrupt:

@@ -20,11 +20,13 @@ import numpy as np
 import pandas as pd
 
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
+from corpus_audit.audit.results import AnalysisSummary, GroupResults, JudgementResults
 from corpus_audit.common.atomic import atomic_path
-from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
+from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, num, p_value, percent, points, table,
+                                      with_ci)
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
-from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, quadrant_of
+from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, illness_list, quadrant_of
 from corpus_audit.stigma.stats import MIN_GROUP_SIZE
 
 SIDE_BY_SIDE = ("density", "quadrant_shares")
@@ -47,15 +49,16 @@ EXAMPLES_PER_ILLNESS = 2
 MAX_SENTENCE_CHARS = 400
 TOP_DOCUMENTS = 20
 #: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
-RANKING_VALIDITY = ("of the 50 documents ranked first on the Reddit development corpus (English, default model), 16 "
-                    "judged people with an illness when read by hand; the others were mostly self-disclosures and "
-                    "stories that mention other people.")
+RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) none of the 20 documents "
+                    "ranked first stigmatises when read by hand (most are short titles and self-disclosures), and "
+                    "the few stigmatising documents found rank between 23rd and 254th of 708.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
 .doc { color: #666; font-size: 0.8rem; font-family: ui-monospace, monospace; }
 .score { color: #666; font-size: 0.8rem; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.5rem; }
+.fit table { width: 100%; } .fit td { overflow-wrap: anywhere; }
 """
 
 
@@ -80,35 +83,32 @@ def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:
 
 
 def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) -> dict[str, Any] | None:
-    """The shipped cross-validation means for this model, language and recipe, or None if never measured."""
+    """The shipped cross-validation means for this model, language and recipe, or None if never measured. A record
+    measured on one backend holds for every backend with the same embeddings (sentence-transformers and its ONNX
+    export: :func:`~corpus_audit.embed.base.same_embeddings`), as the shipped axes do."""
+    from corpus_audit.embed.base import same_embeddings
+
+    if embedder_id is None:
+        return None
     for path in sorted(VALIDITY_DIR.glob("*.validity.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if (record.get("embedder_id"), record.get("lang"), record.get("recipe")) == (embedder_id, lang, recipe):
+        if (same_embeddings(str(record.get("embedder_id")), embedder_id)
+                and (record.get("lang"), record.get("recipe")) == (lang, recipe)):
             return record
     return None
 
 
-# --------------------------------------------------------------------------------------------- formatting
-
-
-def _pct(value: Any) -> str:
-    return MISSING if is_missing(value) else f"{100 * value:.1f}%"
-
-
-def _pp(value: Any) -> str:
-    """A difference of two shares, in percentage points."""
-    return MISSING if is_missing(value) else f"{100 * value:+.1f} pp"
-
-
-def _with_ci(value: Any, low: Any, high: Any, fmt=num) -> str:
-    return f"{fmt(value)} [{fmt(low)}, {fmt(high)}]"
+def estimate(n: int, value: Any, low: Any, high: Any, fmt: Callable[[Any], str] = num) -> str:
+    """A value with its 95% CI, or "too few (n = k)" for a group under ``MIN_GROUP_SIZE``: with 2 sentences a
+    bootstrap interval is [100%, 100%], which looks certain and says nothing."""
+    return f"too few (n = {n})" if n < MIN_GROUP_SIZE else with_ci(value, low, high, fmt)
 
 
 def _sentence_item(row: pd.Series) -> str:
     text = str(row["sentence"])
     if len(text) > MAX_SENTENCE_CHARS:
         text = text[:MAX_SENTENCE_CHARS].rstrip() + " …"
-    illnesses = ", ".join(map(str, _as_list(row.get("illnesses"))))
+    illnesses = ", ".join(map(str, illness_list(row.get("illnesses"))))
     return (f'<li>{esc(text)} <span class="doc">[{esc(row["doc_id"])}; {esc(illnesses)}]</span> '
             f'<span class="score">warmth {row["warmth"]:+.2f}, competence {row["competence"]:+.2f}</span></li>')
 
@@ -117,13 +117,6 @@ def _examples(frame: pd.DataFrame) -> str:
     if frame.empty:
         return '<p class="meta">no sentences</p>'
     return f'<ul class="examples">{"".join(_sentence_item(row) for _, row in frame.iterrows())}</ul>'
-
-
-def _as_list(value: Any) -> list[Any]:
-    """An ``illnesses`` cell as a list (Parquet gives arrays; hand-made tables may hold a string or None)."""
-    if value is None:
-        return []
-    return [value] if isinstance(value, str) else list(value)
 
 
 # --------------------------------------------------------------------------------------------- sections
@@ -138,7 +131,7 @@ def _header(summary: AuditSummary) -> str:
 
 def _warnings(summary: AuditSummary) -> str:
     # the reading's warnings (language, repaired records) first: they say whether the rest can be read at all
-    warnings = [*(summary.filter.get("warnings") or []), *(summary.analysis.get("warnings") or [])]
+    warnings = [*(summary.filter.get("warnings") or []), *(summary.analysis.warnings if summary.analysis else [])]
     if not warnings:
         return '<p class="ok">No warnings: every group has enough sentences for the tests.</p>'
     items = "".join(f"<li>{esc(w)}</li>" for w in warnings)
@@ -148,7 +141,7 @@ def _warnings(summary: AuditSummary) -> str:
 def _counts(summary: AuditSummary) -> str:
     filtered, score, analysis = summary.filter, summary.score, summary.analysis
     kept = filtered.get("sentences_by_type", {})
-    scored = analysis.get("n_by_type", {})
+    scored = analysis.n_by_type if analysis else {}
     rows = [("documents read", filtered.get("documents_read", MISSING)),
             ("documents with an illness mention", filtered.get("documents_matched", MISSING)),
             ("sentences kept", filtered.get("sentences_kept", MISSING)),
@@ -156,7 +149,7 @@ def _counts(summary: AuditSummary) -> str:
             ("duplicate sentences removed", score.duplicates_removed),
             ("distinct sentences scored", score.sentences_scored),
             *((f"scored and analysed: {kind}", scored.get(kind, 0)) for kind in ("mental", "physical", "both")),
-            ("left out (no finite score)", analysis.get("n_unscored", 0))]
+            ("left out (no finite score)", analysis.n_unscored if analysis else 0)]
     return "<h2>Counts</h2>" + table(("", "count"), rows)
 
 
@@ -165,7 +158,7 @@ def _forms(summary: AuditSummary) -> str:
     itself a finding)."""
     by_form = summary.filter.get("mentions_by_form") or {}
     total = sum(sum(counts.values()) for counts in by_form.values())
-    rows = [(form, counts.get("mental", 0), counts.get("physical", 0), _pct(sum(counts.values()) / total))
+    rows = [(form, counts.get("mental", 0), counts.get("physical", 0), percent(sum(counts.values()) / total))
             for form, counts in by_form.items()] if total else []
     return (f"<h2>Mention forms</h2><p>Term set: <b>{esc(summary.filter.get('terms', 'paper'))}</b> (paper: the seed "
             "paper's illness names; extended: also generic terms, person nouns, adjectives, slang and treatment "
@@ -190,20 +183,21 @@ def _figures(folder: AuditFolder) -> str:
     return f'<h2>Figures</h2><div class="grid">{pair}</div>{wide}'
 
 
-def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") -> str:
+def _comparisons(analysis: GroupResults, title: str = "Mental vs physical") -> str:
     rows = []
-    for score, c in analysis["comparisons"].items():
-        low, high = c["mean_difference_ci"]
-        rows.append((score, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-                     _with_ci(c["mean_difference"], low, high), p_value(c["mann_whitney_p"]), num(c["rank_biserial"]),
-                     f"{num(c['ks_statistic'])} (p {p_value(c['ks_p'])})"))
+    for score, c in analysis.comparisons.items():
+        low, high = c.mean_difference_ci
+        rows.append((score, c.n_a, c.n_b, num(c.mean_a), num(c.mean_b),
+                     estimate(min(c.n_a, c.n_b), c.mean_difference, low, high),
+                     p_value(c.mann_whitney_p), num(c.rank_biserial),
+                     f"{num(c.ks_statistic)} (p {p_value(c.ks_p)})"))
     results = table(("score", "n mental", "n physical", "mean mental", "mean physical",
                      "difference (mental − physical) [95% CI]", "Mann–Whitney p", "rank-biserial r", "KS D (p)"), rows)
-    joint = analysis["joint"]
+    joint = analysis.joint
     energy = table(("test", "n mental (used)", "n physical (used)", "energy statistic", "p", "permutations"),
-                   [("warmth and competence jointly", f"{joint['n_a']} ({joint['n_used_a']})",
-                     f"{joint['n_b']} ({joint['n_used_b']})", num(joint["statistic"], 4), p_value(joint["p_value"]),
-                     joint["permutations"])])
+                   [("warmth and competence jointly", f"{joint.n_a} ({joint.n_used_a})",
+                     f"{joint.n_b} ({joint.n_used_b})", num(joint.statistic, 4), p_value(joint.p_value),
+                     joint.permutations)])
     return (f"<h2>{esc(title)}</h2>"
             "<p>Sentences mentioning both a mental and a physical illness count in both groups. Rank-biserial r "
             "is positive when mental sentences tend to score lower. The CI is a percentile bootstrap.</p>"
@@ -212,16 +206,16 @@ def _comparisons(analysis: dict[str, Any], title: str = "Mental vs physical") ->
 
 
 def _shares_table(records: list[dict[str, Any]], first: str) -> str:
-    rows = [(r["group"], r["n"], *(_pct(r[q]) for q in QUADRANTS)) for r in records]
+    rows = [(r["group"], r["n"], *(percent(r[q]) for q in QUADRANTS)) for r in records]
     classes = ["small" if r.get("warning") else "" for r in records]
     return table((first, "n", *QUADRANTS), rows, row_classes=classes)
 
 
-def _quadrants(analysis: dict[str, Any], title: str = "Quadrant shares") -> str:
+def _quadrants(analysis: GroupResults, title: str = "Quadrant shares") -> str:
     return (f"<h2>{esc(title)}</h2><h3>Per illness type</h3>"
-            f"{_shares_table(analysis['quadrants_by_type'], 'type')}"
+            f"{_shares_table(analysis.quadrants_by_type, 'type')}"
             f"<h3>Per illness</h3><p>Rows in amber have fewer than {MIN_GROUP_SIZE} sentences.</p>"
-            f"{_shares_table(analysis['quadrants_by_illness'], 'illness')}")
+            f"{_shares_table(analysis.quadrants_by_illness, 'illness')}")
 
 
 def _region(warmth: str, competence: str | None) -> str:
@@ -229,10 +223,10 @@ def _region(warmth: str, competence: str | None) -> str:
     return side if competence is None else f"{side} & {'competent' if competence == 'high' else 'incompetent'}"
 
 
-def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") -> str:
+def _aq27(analysis: GroupResults, title: str = "AQ-27 dimensions (BIAS map)") -> str:
     rows, classes, regions = [], [], {}
     # Dimensions tied to the same region have the same share by construction: keep them together and say so.
-    records = sorted(analysis["bias_map"], key=lambda r: (r["warmth"], r["competence"]))
+    records = sorted(analysis.bias_map, key=lambda r: (r["warmth"], r["competence"]))
     for r in records:
         strict = r["competence"].removeprefix("any_or_") if r["competence"].startswith("any_or_") else None
         lenient = r["competence"] if r["competence"] in ("low", "high") else None
@@ -242,12 +236,14 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
                 continue
             label = r["dimension"] if not prefix else f"{r['dimension']} (strict region)"
             rows.append((label, _region(r["warmth"], competence),
-                         _with_ci(r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
-                                  r[f"{prefix}share_mental_ci_high"], _pct),
-                         _with_ci(r[f"{prefix}share_physical"], r[f"{prefix}share_physical_ci_low"],
-                                  r[f"{prefix}share_physical_ci_high"], _pct),
-                         _with_ci(r[f"{prefix}difference"], r[f"{prefix}difference_ci_low"],
-                                  r[f"{prefix}difference_ci_high"], _pp),
+                         estimate(r["n_mental"], r[f"{prefix}share_mental"], r[f"{prefix}share_mental_ci_low"],
+                                  r[f"{prefix}share_mental_ci_high"], percent),
+                         estimate(r["n_physical"], r[f"{prefix}share_physical"],
+                                  r[f"{prefix}share_physical_ci_low"],
+                                  r[f"{prefix}share_physical_ci_high"], percent),
+                         estimate(min(r["n_mental"], r["n_physical"]), r[f"{prefix}difference"],
+                                  r[f"{prefix}difference_ci_low"],
+                                  r[f"{prefix}difference_ci_high"], points),
                          p_value(r[f"{prefix}p_value"]), p_value(r[f"{prefix}p_holm"])))
             classes.append(css)
     results = table(("AQ-27 dimension", "BIAS-map region", "mental share [95% CI]", "physical share [95% CI]",
@@ -262,14 +258,14 @@ def _aq27(analysis: dict[str, Any], title: str = "AQ-27 dimensions (BIAS map)") 
             "the strict one (italics); Holm corrects over the dimensions of each kind of region.</p>" + note + results)
 
 
-def _categories(analysis: dict[str, Any]) -> str:
-    judgement = analysis.get("judgement")
+def _categories(analysis: AnalysisSummary) -> str:
+    judgement = analysis.judgement
     if not judgement:
         return ("<h2>What the sentences do</h2><p><b>The axes of this audit have no judgement gate</b> (recipe "
                 "'reference' or an older axes file): every sentence that mentions an illness is analysed as if it "
                 "judged people, so clinical descriptions, questions and self-reports weigh as much as judgements. "
                 "Audit with the default axes to separate them.</p>")
-    rows = [(r["group"], r["n"], *(_pct(r[category]) for category in CATEGORIES)) for r in judgement["categories"]]
+    rows = [(r["group"], r["n"], *(percent(r[category]) for category in CATEGORIES)) for r in judgement.categories]
     return ("<h2>What the sentences do</h2><p>Each sentence is sorted by the judgement gate: a judgement about "
             "people (a group, or a person because of their illness), or a mention that judges no one "
             "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
@@ -277,11 +273,12 @@ def _categories(analysis: dict[str, Any]) -> str:
             "them.</p>" + table(("group", "n", *CATEGORIES), rows))
 
 
-def _dimensions(judgement: dict[str, Any]) -> str:
+def _dimensions(judgement: JudgementResults) -> str:
     rows = [(r["dimension"], r["n_mental"], r["n_physical"], num(r["mean_mental"]), num(r["mean_physical"]),
-             _with_ci(r["difference"], r["difference_ci_low"], r["difference_ci_high"]), p_value(r["p_value"]),
-             p_value(r["p_holm"]), _pct(r["top_share_mental"]), _pct(r["top_share_physical"]))
-            for r in judgement["dimensions"]]
+             estimate(min(r["n_mental"], r["n_physical"]), r["difference"], r["difference_ci_low"],
+                      r["difference_ci_high"]), p_value(r["p_value"]),
+             p_value(r["p_holm"]), percent(r["top_share_mental"]), percent(r["top_share_physical"]))
+            for r in judgement.dimensions]
     return ("<h3>AQ-27 dimensions read directly</h3><p>Each judgement's score on every dimension, in [−1, 1]: "
             "+1 when it endorses the dimension's attitude ('they should be locked away': segregation), −1 when "
             "it rejects it ('they belong in the community'), 0 when it says nothing of it. Means per group, the "
@@ -292,11 +289,11 @@ def _dimensions(judgement: dict[str, Any]) -> str:
                      "top dimension: physical"), rows))
 
 
-def _judgements(analysis: dict[str, Any]) -> str:
-    judgement = analysis.get("judgement")
+def _judgements(analysis: AnalysisSummary) -> str:
+    judgement = analysis.judgement
     if not judgement:
         return ""
-    part = judgement["judgements"]
+    part = judgement.judgements
     return (_comparisons(part, "Judgements about people: mental vs physical") + _dimensions(judgement)
             + _quadrants(part, "Judgements: quadrant shares")
             + _aq27(part, "Judgements: AQ-27 dimensions through the BIAS map"))
@@ -331,7 +328,7 @@ def illness_examples(sentences: pd.DataFrame, top: int = TOP_ILLNESSES,
                      k: int = EXAMPLES_PER_ILLNESS) -> list[tuple[str, int, pd.DataFrame]]:
     """For the ``top`` most frequent illnesses: (illness, n, the ``k`` sentences nearest its mean score point)."""
     points = _scored_points(sentences)
-    exploded = points.assign(illness=points["illnesses"].map(_as_list)).explode("illness").dropna(subset=["illness"])
+    exploded = explode_illnesses(points)
     out = []
     for illness, n in exploded["illness"].value_counts().head(top).items():
         part = exploded[exploded["illness"] == illness]
@@ -377,10 +374,14 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
-        accuracy += _judgement_validity(validity)
+        accuracy += _judgement_validity(validity) + _stigma_validity(validity.get("stigma"))
     else:
-        accuracy = ("<p><b>Functional accuracy: not measured — run corpus-audit axes evaluate</b> for this model "
-                    "and recipe before reading the scores as warmth and competence.</p>")
+        accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
+                    f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
+                    "for its default models only. Until you run <code>corpus-audit axes evaluate --lang "
+                    f"{esc(summary.lang)} --model M --labelled tests/data/labelled_{esc(summary.lang)}.csv</code> "
+                    "for it, nobody knows how well its scores track warmth, competence and judgement: read them "
+                    "as unchecked.</p>")
     return ("<h2>Method and validity</h2>"
             "<p>Each sentence is embedded and projected onto the two axes of the Stereotype Content Model (SCM): "
             "<i>warmth</i> (friendly, trustworthy vs cold, hostile) and <i>competence</i> (capable vs incapable). "
@@ -392,10 +393,40 @@ def _method(summary: AuditSummary) -> str:
             "so each sentence falls in one quadrant. The judgement gate sorts sentences into judgements about "
             "people and neutral mentions, and nine dimension heads read the AQ-27 dimensions directly; both are "
             "trained on sentences written for this project (templates/&lt;lang&gt;/neutral.csv and "
-            "judgements.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
+            "judgements.csv). The stigma score, which ranks the documents, is the probability that a sentence "
+            "stigmatises people with the illness (supportive, counter-stereotypical and anti-stigma text near 0), "
+            "learnt from real sentences labelled by this project and written hard cases "
+            "(templates/&lt;lang&gt;/stigma_labelled.csv). The seed paper's route, AQ-27 dimensions through the BIAS map (Cuddy et al.), ties "
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _stigma_validity(measured: dict[str, Any] | None) -> str:
+    """The stigma score's measured validity on held-out real sentences (scm/stigma.py), or a warning."""
+    if not measured:
+        return ("<p><b>Stigma score: not measured on held-out real sentences</b> for these axes; do not rank "
+                "documents by it before `corpus-audit axes evaluate` has measured it.</p>")
+    low, high = measured["auc_ci95"]
+    rows = [("ROC AUC, stigmatising vs the rest (95% CI, documents resampled)",
+             f"{num(measured['auc'])} ({num(low)}–{num(high)})"),
+            *((f"precision of the top {k}", percent(value)) for k, value in measured["precision_at"].items()),
+            ("share stigmatising (base rate)", percent(measured["base_rate"])),
+            *((f"ROC AUC, mention form '{form}' ({value['n_stigmatising']} stigmatising, {value['n_other']} other)",
+               num(value["auc"])) for form, value in measured["forms"].items() if value["auc"] is not None),
+            *((f"ROC AUC within the corpus '{corpus}' ({value['n_stigmatising']} stigmatising, {value['n_other']} "
+               "other)", num(value["auc"])) for corpus, value in measured.get("corpora", {}).items()
+              if value["auc"] is not None)]
+    documents = measured.get("documents")
+    if documents:
+        rows += [(f"documents ranked by their most stigmatising sentence ({documents['n_documents']}, "
+                  f"{documents['n_stigmatising']} stigmatising): ROC AUC", num(documents["auc"])),
+                 (f"a supportive document ranked above a stigmatising one on the same illness type "
+                  f"({documents['n_pairs']} pairs)", percent(documents["supportive_above_stigmatising"]))]
+    return (f"<p>Stigma score (the probability that a sentence stigmatises people with the illness; documents are "
+            f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
+            f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"
+            + table(("measure", "value"), rows))
 
 
 def _judgement_validity(validity: dict[str, Any]) -> str:
@@ -409,16 +440,16 @@ def _judgement_validity(validity: dict[str, Any]) -> str:
                 ("graded: rank correlation of written strength (1-3) and score", num(measured["strength_spearman"], 2)),
                 ("AQ-27 dimensions: mean ROC AUC, endorsing sentences vs the rest",
                  num(measured["mean_dimension_auc"])),
-                ("top dimension right", _pct(measured["top_dimension_accuracy"]))]
+                ("top dimension right", percent(measured["top_dimension_accuracy"]))]
         parts.append(f"<p>Held-out written sentences ({measured['n_judgements']} judgements, "
                      f"{measured['n_neutral']} neutral mentions; cross-validated):</p>"
                      + table(("measure", "value"), rows))
     for result in validity.get("labelled") or []:
         rows = [("judgement gate: ROC AUC, judgements vs the rest", num(result["gate_auc"])),
-                ("sign of warmth/competence right on judgements", _pct(result["sign_accuracy"])),
+                ("sign of warmth/competence right on judgements", percent(result["sign_accuracy"])),
                 ("non-judgements: mean distance from the centre", num(result["neutral_distance"], 2)),
                 ("judgements: mean distance from the centre", num(result["judgement_distance"], 2)),
-                ("category right", _pct(result["category_accuracy"]))]
+                ("category right", percent(result["category_accuracy"]))]
         parts.append(f"<p>Hand-labelled real sentences ({esc(result['file'])}: {result['n']} sentences, "
                      f"{result['n_judgements']} judgements):</p>" + table(("measure", "value"), rows))
     return "".join(parts)
@@ -434,7 +465,8 @@ def _verdict(summary: AuditSummary, documents: pd.DataFrame | None) -> str:
     from corpus_audit.audit.verdict import verdict
 
     lines = verdict(summary.analysis, None if documents is None else len(documents))
-    return '<section id="verdict"><h2>Verdict</h2><p>' + " ".join(esc(line) for line in lines) + "</p></section>"
+    return (f'<section id="verdict"><h2>Verdict</h2><p class="answer"><b>{esc(lines[0])}</b></p><p>'
+            + " ".join(esc(line) for line in lines[1:]) + "</p></section>")
 
 
 def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> str:
@@ -452,26 +484,30 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
         rows.append((row["rank"], row["doc_id"], *(row[field] for field in keep_fields), num(row[STIGMA_SCORE], 2),
                      row["top_category"] or MISSING, row["top_dimension"] or MISSING,
                      f'{row["n_judgements"]} / {row["n_sentences"]}', row["illnesses"], sentence))
-    return ("<h2>Documents to review, most judging first</h2>"
+    return ("<h2>Documents to review, most stigmatising first</h2>"
             f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
-            "A document's score is the judgement strength of its most judging sentence (shown): the instrument's "
-            "probability that it judges people. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
+            "A document's score is the stigma score of its most stigmatising sentence (shown): the instrument's "
+            "probability that it stigmatises people with the illness. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
             "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
             f"the order: {RANKING_VALIDITY} Read before removing.</p>"
+            # long ids, field values and unbroken words (URLs) wrap inside their cells: the table fits the page
+            + '<div class="fit">'
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
-                     "judgements / sentences", "illnesses", "most judging sentence"), rows, numeric_from=99))
+                     "judgements / sentences", "illnesses", "most stigmatising sentence"), rows, numeric_from=99)
+            + "</div>")
 
 
-def _groups(analysis: dict[str, Any]) -> str:
-    records = analysis.get("groups")
-    field = analysis.get("group_by")
+def _groups(analysis: AnalysisSummary) -> str:
+    records = analysis.groups
+    field = analysis.group_by
     if not field or records is None:
         return ""
     judged = bool(records) and "judgement_share" in records[0]
     rows = [(r["group"], r["illness_type"], r["n"],
-             *((r["n_judgements"], _pct(r["judgement_share"]), num(r["mean_judgement_strength"], 2)) if judged else ()),
-             _with_ci(r["warmth_mean"], r["warmth_ci_low"], r["warmth_ci_high"]),
-             _with_ci(r["competence_mean"], r["competence_ci_low"], r["competence_ci_high"])) for r in records]
+             *((r["n_judgements"], percent(r["judgement_share"]), num(r["mean_judgement_strength"], 2))
+               if judged else ()),
+             *(estimate(r.get("n_judgements", r["n"]), r[f"{score}_mean"], r[f"{score}_ci_low"], r[f"{score}_ci_high"])
+               for score in ("warmth", "competence"))) for r in records]
     of = "judgements" if judged else "sentences"
     header = (field, "illness type", "sentences",
               *(("judgements", "judgement share", "mean judgement strength") if judged else ()),
@@ -483,7 +519,7 @@ def _groups(analysis: dict[str, Any]) -> str:
 def render_report(folder: AuditFolder, sentences: pd.DataFrame, summary: AuditSummary) -> str:
     """The report page as one HTML string (figures read from ``folder``)."""
     analysis = summary.analysis
-    judged = analysis.get("judgement") and CATEGORY_COLUMN in sentences
+    judged = analysis.judgement is not None and CATEGORY_COLUMN in sentences
     examples = sentences[sentences[CATEGORY_COLUMN] == JUDGEMENT] if judged else sentences
     every = " (all sentences)" if judged else ""
     documents = pd.read_parquet(folder.documents) if folder.documents.is_file() else None

@@ -44,8 +44,9 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
     output keeps every input column and adds: warmth and competence (in [-1, 1]: the sign says high or low,
     near 0 for text that judges no one), category (judgement, self_disclosure, clinical, question, analogy or
     information), judgement_strength (the probability that the sentence judges people), p_<category>, the nine
-    AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it) and
-    top_dimension (for judgements). Blank rows and bad records are counted and reported; blank rows keep empty
+    AQ-27 dimension scores dim_<dimension> (in [-1, 1]: +1 endorses the attitude, -1 rejects it),
+    top_dimension (for judgements) and stigma (the probability, in [0, 1], that the sentence stigmatises people
+    with the illness; supportive and neutral text near 0). Blank rows and bad records are counted and reported; blank rows keep empty
     scores; rows with invalid UTF-8 are kept, the bytes replaced by U+FFFD, and counted as repaired.
     """
     from corpus_audit.common.atomic import check_output_location
@@ -97,6 +98,7 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     document was read (an empty corpus, or every record skipped: the message names the fix).
     """
     from corpus_audit.common.atomic import check_output_location
+    from corpus_audit.common.errors import Interrupted
     from corpus_audit.engines import filter_corpus
 
     spec = corpus_spec_from(corpus, settings)
@@ -104,8 +106,12 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
     if output in corpus:
         raise click.UsageError("the output file must not be one of the inputs")
     check_output_location(Path(output).resolve().parent)
-    summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers, show_progress(progress),
-                            engine, terms)
+    try:
+        summary = filter_corpus(spec, output, lang, lexicon, spacy_model, keep_fields, workers,
+                                show_progress(progress), engine, terms)
+    except KeyboardInterrupt:
+        raise Interrupted(f"interrupted: nothing written ({output} is written once the whole corpus is read); run "
+                          "the same command again to start over") from None
     click.echo(f"terms: {terms}")
     click.echo(summary.format_text())
     for warning in summary.warnings:
@@ -128,7 +134,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "point reflects what is said about the illness rather than the illness word itself.")
 @click.option("--force", is_flag=True, help="Replace the audit of another corpus that OUTDIR holds.")
 @click.option("--group-by", "group_by", default=None,
-              help="Break the report down by this input field (e.g. subreddit, domain; 'source': the input file): "
+              help="Break the report down by this input field (e.g. subreddit, domain; 'source_file': the input "
+                   "file): "
                    "per value, sentences, judgements and their scores, mental and physical. Kept like a "
                    "--keep-field.")
 @corpus_options
@@ -171,29 +178,27 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     summary = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force)
     for warning in summary.filter.get("warnings", []):
         warn(warning)
+    from corpus_audit.audit.verdict import verdict
+    from corpus_audit.common.formats import num, p_value, percent
+
     analysis = summary.analysis
-    click.echo(f"sentences scored: {analysis['n_sentences']} ({analysis['n_by_type']})")
-
-    def number(value: float | None) -> str:
-        return "n/a" if value is None else f"{value:.3g}"
-
-    judgement = analysis.get("judgement")
+    lines = [line.replace("OUTDIR", outdir) for line in verdict(analysis)]
+    click.echo(f"answer: {lines[0]}")
+    click.echo(f"sentences scored: {analysis.n_sentences} ({analysis.n_by_type})")
+    judgement = analysis.judgement
     parts = [("all sentences", analysis)]
     if judgement:
-        shares = ", ".join(f"{row['group']} {row['judgement']:.1%} of {row['n']}" for row in judgement["categories"])
+        shares = ", ".join(f"{row['group']} {percent(row['judgement'])} of {row['n']}" for row in judgement.categories)
         click.echo(f"judgements about people: {shares}")
-        parts.insert(0, ("judgements", judgement["judgements"]))
+        parts.insert(0, ("judgements", judgement.judgements))
     for label, part in parts:
-        for score in ("warmth", "competence"):
-            comparison = part["comparisons"][score]
-            click.echo(f"{label}, {score}: mental - physical mean difference {number(comparison['mean_difference'])}, "
-                       f"Mann-Whitney p {number(comparison['mann_whitney_p'])}, "
-                       f"rank-biserial r {number(comparison['rank_biserial'])}")
-    for warning in analysis["warnings"]:
+        for score, comparison in part.comparisons.items():
+            click.echo(f"{label}, {score}: mental - physical mean difference "
+                       f"{num(comparison.mean_difference, signed=True)}, Mann-Whitney p "
+                       f"{p_value(comparison.mann_whitney_p)}, rank-biserial r {num(comparison.rank_biserial, 2)}")
+    for warning in analysis.warnings:
         click.echo(f"warning: {warning}")
-    from corpus_audit.audit.verdict import verdict
-
-    click.echo("verdict: " + " ".join(verdict(analysis)).replace("OUTDIR", outdir))
+    click.echo("details: " + " ".join(lines[1:]))
     click.echo(f"wrote {outdir}/report.html, summary.json, aq27.csv, documents.parquet, sentences.parquet and "
                "figures")
 

@@ -31,7 +31,10 @@ def reports_errors(cannot_write: str | None = None) -> Callable[[Command], Comma
             except OSError as error:
                 if cannot_write is None:
                     raise
-                raise click.ClickException(f"{cannot_write.format(**kwargs)}: {error}") from error
+                # a repeatable option (compare -o) is a tuple: its paths, not its repr
+                named = {name: ", ".join(map(str, value)) if isinstance(value, (tuple, list)) else value
+                         for name, value in kwargs.items()}
+                raise click.ClickException(f"{cannot_write.format(**named)}: {error}") from error
 
         return run  # type: ignore[return-value]
 

@@ -92,8 +92,8 @@ corpus_options = apply_options([
     click.option("--line-docs", is_flag=True,
                  help="For .txt input: each non-empty line is a document (default: each file is one)."),
     click.option("--keep-field", "keep_fields", multiple=True,
-                 help="Copy this input field into the output as a string column (repeatable); 'source' gives the "
-                      "input file."),
+                 help="Copy this input field into the output as a string column (repeatable); 'source_file' gives "
+                      "the input file ('source' too, unless the records have a field of that name)."),
     click.option("--hf-dataset", default=None,
                  help="Read a Hugging Face dataset in streaming mode: a hub name, a local dataset folder, or a "
                       "builder (json, csv, parquet, text) whose data files are the CORPUS arguments."),

@@ -7,6 +7,7 @@ import click
 
 from corpus_audit.cli.errors import reports_errors
 from corpus_audit.cli.options import STRICT_OUTPUT_OPTION, output_extension, warn
+from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS
 
 
@@ -56,6 +57,10 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
                    "any/any_or_* dimensions). The map is the one the audit used.")
 @click.option("--type", "illness_type", type=click.Choice(GROUPS), default=None,
               help="Keep sentences about this illness type ('both' sentences count for each).")
+@click.option("--category", "categories", multiple=True, type=click.Choice((*CATEGORIES, "all")),
+              help="Keep sentences of this judgement-gate category (repeatable; 'all': every category). Default: "
+                   "judgements about people only; self-disclosures, clinical descriptions, questions, figures of "
+                   "speech and information judge no one.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               callback=output_extension(".csv", ".parquet", ".jsonl", writes="export-flagged writes CSV, Parquet or "
                                         "JSON Lines"),
@@ -63,20 +68,26 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
 def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
-                           output: str, strict: bool) -> None:
-    """Export the sentences of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
+                           categories: tuple[str, ...], output: str, strict: bool) -> None:
+    """Export the judgements of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
-    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence and quadrant,
-    and prints the number of flagged sentences per document.
+    Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant, category,
+    judgement_strength and the stigma score, and prints the number of flagged sentences per document, most
+    stigmatising document first. Only judgements about people are exported unless --category says otherwise
+    (audits whose axes have no judgement gate: every sentence).
     """
-    from corpus_audit.audit.flagged import export_flagged
+    from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, export_flagged
 
+    chosen = None if "all" in categories else categories or DEFAULT_CATEGORIES
     flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
-                                        illness_type=illness_type, strict=strict, log=warn)
+                                        illness_type=illness_type, strict=strict, log=warn, categories=chosen)
     shown = 20
-    click.echo(f"{len(flagged)} flagged sentences in {len(documents)} documents")
-    for doc_id, count in documents.head(shown).itertuples(index=False):
-        click.echo(f"  {count:6d}  {doc_id}")
+    gated = CATEGORY_COLUMN in flagged.columns  # axes without the judgement gate have no categories
+    which = "" if not gated else " (every category)" if chosen is None else f" ({', '.join(chosen)})"
+    click.echo(f"{len(flagged)} flagged sentences{which} in {len(documents)} documents")
+    for row in documents.head(shown).to_dict(orient="records"):
+        stigma = f"  stigma {row['stigma']:.3f}" if "stigma" in row else ""
+        click.echo(f"  {row['flagged']:6d}{stigma}  {row['doc_id']}")
     if len(documents) > shown:
         click.echo(f"  ... and {len(documents) - shown} more documents")
     click.echo(f"wrote {output}")
@@ -103,9 +114,9 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
                       illness: str | None, illness_type: str | None, output: str | None, strict: bool) -> None:
     """List the documents of an audit OUTDIR, most stigmatising first.
 
-    A document's stigma score is the judgement strength of its most judging illness sentence (the instrument's
-    probability, in [0, 1], that the sentence judges people rather than disclosing, describing, asking or using
-    the illness as a figure of speech). Each row has the document's keep-fields (--keep-field of the audit),
+    A document's stigma score is the stigma score of its most stigmatising illness sentence (the instrument's
+    probability, in [0, 1], that the sentence stigmatises people with the illness; supportive,
+    counter-stereotypical and anti-stigma sentences score near 0). Each row has the document's keep-fields (--keep-field of the audit),
     that sentence, its category and AQ-27 dimension, counts of sentences (mental, physical, judgements) and one
     column per AQ-27 dimension.
     """
@@ -148,7 +159,7 @@ def clean_command(corpus: tuple[str, ...], audit: str, top: int | None, min_scor
 
     CORPUS: the JSON Lines, text (--line-docs as audited) or Parquet files the audit read; each is rewritten in
     OUTDIR with its name and compression. clean-manifest.json lists the rule, each file's counts and each removed
-    document with its rank, score and most judging sentence. Audit OUTDIR again, then `corpus-audit compare`
+    document with its rank, score and most stigmatising sentence. Audit OUTDIR again, then `corpus-audit compare`
     the two audits: sentences embedded before come from the embedding cache.
     """
     from corpus_audit.audit.clean import Removal, clean_from_audit

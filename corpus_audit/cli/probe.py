@@ -12,6 +12,7 @@ from corpus_audit.cli.options import (PROGRESS_OPTION, apply_options, log, outpu
                                       text_field_from, text_field_options, warn)
 from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
+from corpus_audit.probe.aq27 import METHODS as AQ27_METHODS
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
 from corpus_audit.probe.valence import METHODS
 
@@ -35,6 +36,14 @@ BOOT_OPTIONS = apply_options([
     click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
                  help="Bootstrap replicates of the confidence intervals."),
     click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."),
+])
+#: The resampling options of the commands that test with permutations and bootstrap intervals (link, compare).
+PERMUTATION_OPTIONS = apply_options([
+    click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
+                 help="Bootstrap replicates of the confidence intervals."),
+    click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+                 help="Shuffles of each permutation test."),
+    click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations."),
 ])
 
 fill_model_options = apply_options([
@@ -88,12 +97,19 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
 @click.option("--lang", type=click.Choice(LANGUAGE_CODES), default="en", show_default=True,
               help="Language of the prompts: picks the bundled questionnaires/LANG/ and lexicons/LANG/illnesses.csv.")
 @masked_model_options
-@click.option("--scope", type=click.Choice(SCOPES), default="sentence", show_default=True,
-              help="What is scored: the whole filled sentence (the seed paper's minicons sentence score) or only "
-                   "the illness's pieces, in the context of the sentence.")
-@click.option("--reduce", type=click.Choice(REDUCTIONS), default="sum", show_default=True,
-              help="Sum of the pieces' log-probabilities (the PLL as defined) or their mean (minicons' default "
-                   "reduction; removes the length of the illness's name from the comparison).")
+@click.option("--method", type=click.Choice(AQ27_METHODS), default="controlled", show_default=True,
+              help="controlled: how much each item raises the illness's log-probability over neutral carrier "
+                   "sentences with the same noun phrase (questionnaires/LANG/aq27_carriers.csv), the 44 illnesses "
+                   "the units (permutation test over illness labels, Holm over dimensions). paper: the seed paper's "
+                   "raw PLL comparison paired by item x noun phrase; it confounds the names' length and frequency "
+                   "with stigma (a random model comes out significant). See docs/probe.md.")
+@click.option("--scope", type=click.Choice(SCOPES), default=None,
+              help="--method paper: what is scored, the whole filled sentence (default; the seed paper's minicons "
+                   "sentence score) or only the illness's pieces in the context of the sentence. The controlled "
+                   "method always scores the illness's pieces.")
+@click.option("--reduce", type=click.Choice(REDUCTIONS), default=None,
+              help="Sum of the pieces' log-probabilities or their mean per piece. Default: mean for --method "
+                   "controlled (a long name weighs no more), sum for --method paper (the PLL as the paper used it).")
 @click.option("--period/--no-period", default=True, show_default=True,
               help="End each prompt with a full stop (the items are written with one).")
 @click.option("--illnesses", type=click.Choice(ILLNESS_SETS), default="all", show_default=True,
@@ -108,28 +124,58 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
                    "illnesses.csv).")
 @click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
               help="Bootstrap replicates of the confidence intervals.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
+              help="Permutations of the illness labels per test (--method controlled).")
+@click.option("--null-models", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Null check: score this many randomly initialised copies of the model (same architecture and "
+                   "tokenizer, seeds 0..N-1) and run the same statistics; a result they also produce is flagged. "
+                   "Each copy costs as much as the model's own scoring; 0 turns the check off.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
 @reports_errors("cannot write to {outdir}")
 def aq27_command(outdir: str, **settings: object) -> None:
     """Put the AQ-27 to a masked language model: items x noun phrases x illnesses, each filled prompt scored
     with PLL; mental vs physical illnesses compared overall and per stigma dimension (seed paper §3.1).
 
-    Wilcoxon signed-rank tests paired by item x noun phrase, Bonferroni over the dimensions, rank-biserial
-    effect sizes with bootstrap CIs, Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness
-    scores and report.html. See docs/probe.md.
+    Default (--method controlled): each illness's log-probability raised or lowered by the items over neutral
+    carrier sentences, the illnesses the units (permutation test, bootstrap CI, Holm over dimensions), and a null
+    check on randomly initialised copies of the model. --method paper: the paper's Wilcoxon tests paired by item x
+    noun phrase. Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness scores and
+    report.html. See docs/probe.md.
     """
     from corpus_audit.probe.aq27 import AQ27Options, run_aq27
 
     progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
     summary = run_aq27(AQ27Options(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
-    overall = summary.results["overall"]
-    click.echo(f"{summary.results['counts']['prompts']} prompts; mental - physical mean score "
-               f"{_number(overall['mean_difference'], '+.3f')}, Wilcoxon p = {_number(overall['wilcoxon_p'], '.3g')}, "
-               f"rank-biserial r = {_number(overall['rank_biserial'], '+.3f')}")
-    for record in summary.results["dimensions"]:
-        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  p_bonf = "
-                   f"{_number(record['p_bonferroni'], '.3g'):<9} {record['significance']:<4} alpha = "
+    results = summary.results
+    p_name = "p_holm" if results["method"] == "controlled" else "p_bonferroni"
+    click.echo(f"{results['counts']['prompts']} prompts, method {results['method']}")
+    for line in results["verdict"]:
+        click.echo(line)
+    for record in results["dimensions"]:
+        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  {p_name} = "
+                   f"{_number(record[p_name], '.3g'):<9} {record['significance']:<4}"
+                   f"{' (random copies too)' if record.get('flagged') else '':<20} alpha = "
                    f"{_number(record['alpha'], '.2f')}")
+    click.echo(f"wrote {outdir}/report.html")
+
+
+@probe_group.command("compare")
+@click.argument("folders", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
+              help="Output folder (compare.json, compare.csv, compare.png/.svg, report.html).")
+@PERMUTATION_OPTIONS
+@reports_errors("cannot write to {outdir}")
+def compare_command(folders: tuple[str, ...], outdir: str, n_boot: int, permutations: int, seed: int) -> None:
+    """Compare the AQ-27 probes of several models (FOLDERS: their output folders, probed with the same options):
+    each model's mental - physical gap overall and per dimension in one table, figure and report, and whether
+    the gaps differ between models (per-illness differences, permutation test over illness labels, Holm over
+    every pair and dimension). See docs/probe.md.
+    """
+    from corpus_audit.probe.compare import compare
+
+    result = compare(folders, outdir, n_boot=n_boot, permutations=permutations, seed=seed, log=log)
+    for line in result["verdict"]:
+        click.echo(line)
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -335,11 +381,7 @@ def _number(value: float | None, spec: str) -> str:
                 metavar="AUDIT_OUTDIR... PROBE_OUTDIR")
 @click.option("--labels", default=None,
               help="Comma-separated names of the audits, in order (default: their folder names).")
-@click.option("--n-boot", type=click.IntRange(min=100), default=2000, show_default=True,
-              help="Bootstrap replicates of the correlations' confidence intervals.")
-@click.option("--permutations", type=click.IntRange(min=99), default=9999, show_default=True,
-              help="Shuffles of the permutation tests of the correlations.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap and permutations.")
+@PERMUTATION_OPTIONS
 @reports_errors("cannot write the link")
 def link_command(folders: tuple[str, ...], labels: str | None, n_boot: int, permutations: int, seed: int) -> None:
     """Put the audits of one or more corpora beside a probe of a model: how far does the corpus explain the model?

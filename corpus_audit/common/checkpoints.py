@@ -18,6 +18,10 @@ def fingerprint(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+#: :meth:`Checkpoints.fresh`'s reason for a stage with no record: it starts, rather than runs again.
+NOT_RUN = "not run yet"
+
+
 class Checkpoints:
     """A checkpoint file (e.g. ``OUTDIR/checkpoints.json``): per finished stage, the digests of what it depended on
     and of what it wrote.
@@ -48,7 +52,7 @@ class Checkpoints:
         """None when the stage can be skipped, else the reason it must run."""
         record = self.stages.get(stage)
         if record is None:
-            return "not run yet"
+            return NOT_RUN
         digests = {name: fingerprint(value) for name, value in depends_on.items()}
         changed = sorted(name for name in digests.keys() | record["depends_on"].keys()
                          if digests.get(name) != record["depends_on"].get(name))

@@ -8,13 +8,14 @@ from __future__ import annotations
 import base64
 import html
 import itertools
-import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-#: What a number cell shows when the value is missing (None, NaN or infinite).
-MISSING = "—"
+from corpus_audit.common.formats import MISSING, is_missing, num, p_value, percent, points, with_ci
+
+__all__ = ["BASE_STYLE", "MISSING", "embedded_png", "esc", "is_missing", "num", "p_value", "percent", "points", "table",
+           "with_ci"]
 
 #: The style both reports start from; each appends its own rules. ``tr.small`` and ``tr.strict`` are row classes of
 #: :func:`table` (a group too small for the tests, a result on a stricter definition).
@@ -37,21 +38,6 @@ figcaption { color: #555; font-size: 0.9rem; }
 def esc(value: Any) -> str:
     """``value`` as HTML text: reports show sentences from arbitrary corpora, which may contain markup."""
     return html.escape(str(value), quote=True)
-
-
-def is_missing(value: Any) -> bool:
-    """True for a value a report cannot show as a number (None, NaN, infinite)."""
-    return value is None or (isinstance(value, float) and not math.isfinite(value))
-
-
-def num(value: Any, digits: int = 3) -> str:
-    """A number with ``digits`` decimals, or :data:`MISSING`."""
-    return MISSING if is_missing(value) else f"{value:.{digits}f}"
-
-
-def p_value(value: Any) -> str:
-    """A p-value: three decimals, "< 0.001" below that (more digits would claim a precision tests lack)."""
-    return MISSING if is_missing(value) else "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric_from: int = 1,

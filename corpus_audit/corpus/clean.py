@@ -27,6 +27,8 @@ from corpus_audit.corpus.readers.streams import open_binary
 
 #: Formats whose records can be removed while the others stay byte for byte as they are.
 CLEANABLE = ("jsonl", "txt", "parquet")
+#: A clean of more files than this names only those with removed records (up to this many) and sums up the rest.
+MAX_FILES_LOGGED = 20
 
 
 @dataclass
@@ -116,23 +118,30 @@ def clean_corpus(inputs: Sequence[str], options: ReaderOptions, remove_ids: set[
     """Write each file of ``inputs`` into ``outdir`` (same name and compression) without the records of the
     documents in ``remove_ids``; return what was removed where. The inputs are checked (formats, distinct names,
     no output over an input) before anything is written."""
-    files = expand_paths(inputs)
-    if STDIN in files:
-        raise CorpusError("clean rewrites files: stdin ('-') cannot be cleaned")
     outdir = Path(outdir)
-    targets = [outdir / Path(path).name for path in files]
+    files, targets = [], []
+    for item in inputs:
+        if item == STDIN:
+            raise CorpusError("clean rewrites files: stdin ('-') cannot be cleaned")
+        for path in expand_paths([item]):
+            files.append(path)
+            # a folder's files keep their place in its tree; a file named alone goes to the top
+            relative = Path(path).relative_to(item) if Path(item).is_dir() else Path(Path(path).name)
+            targets.append(outdir / relative)
     formats = [_format_of(path, options) for path in files]
-    names = Counter(target.name for target in targets)
-    if clashes := sorted(name for name, count in names.items() if count > 1):
-        raise CorpusError(f"several inputs are named {', '.join(clashes)}: clean writes each under its own name "
-                          "in the output folder; clean them one folder at a time")
+    names = Counter(targets)
+    if clashes := sorted(str(target.relative_to(outdir)) for target, count in names.items() if count > 1):
+        raise CorpusError(f"several inputs would be written as {', '.join(clashes)}: clean writes each under its own "
+                          "name in the output folder; clean them one folder at a time")
     for path, target in zip(files, targets):
         if target.resolve() == Path(path).resolve():
             raise CorpusError(f"{target}: the output folder holds the input itself; choose another folder")
     outdir.mkdir(parents=True, exist_ok=True)
     found: Counter = Counter()
     cleaned = []
+    logged = 0
     for path, target, fmt in zip(files, targets, formats):
+        target.parent.mkdir(parents=True, exist_ok=True)
         removed = dict(_removed_positions(path, options, remove_ids, found))
         file = CleanedFile(path, str(target), fmt, len(removed), sorted(set(removed.values())))
         if fmt == "parquet":
@@ -144,8 +153,17 @@ def clean_corpus(inputs: Sequence[str], options: ReaderOptions, remove_ids: set[
                 file.output = ""
         else:
             _copy_lines(path, target, set(removed))
-        log(f"{path}: removed {file.records_removed} record(s)" + (f" -> {target}" if file.output else ""))
+        if len(files) <= MAX_FILES_LOGGED or file.records_removed:
+            logged += 1
+            if logged <= MAX_FILES_LOGGED:
+                log(f"{path}: removed {file.records_removed} record(s)" + (f" -> {target}" if file.output else ""))
         cleaned.append(file)
+    if logged > MAX_FILES_LOGGED:
+        log(f"... and {logged - MAX_FILES_LOGGED} more file(s) with removed records (every file: the manifest)")
+    if len(files) > MAX_FILES_LOGGED:
+        with_removals = sum(1 for file in cleaned if file.records_removed)
+        log(f"{len(files)} files rewritten under {outdir} (the input folders' tree kept), {with_removals} of them "
+            "with records removed")
     documents = found.pop("documents", 0)
     return CleanResult(cleaned, sorted(remove_ids - set(found)), documents,
                        {"text_field": options.text_field, "id_field": options.id_field, "format": options.format,

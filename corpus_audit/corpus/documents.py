@@ -20,6 +20,18 @@ from corpus_audit.languages import LanguageEvidence
 MAX_EXAMPLES = 20  # bad records quoted in the summary, per run
 MAX_FIELDS_SEEN = 20  # field names of records without a text field, kept to suggest --text-field
 INVALID_UTF8 = "invalid UTF-8"  # the reason of a repaired record
+#: The reason of a compressed file (or Parquet file) that ends early: the rest of the file is lost, not one record.
+TRUNCATED = "truncated or corrupt file"
+#: What a file with NUL bytes in its first block is (git's rule for binary files): an executable, an image, a zip or
+#: Parquet file under a text name, or UTF-16 text. It is still read record by record (one record with a stray NUL
+#: must not lose a file), but said, and a run whose every file is binary fails.
+BINARY = "binary content, not text (NUL bytes; a UTF-16 file must be converted to UTF-8)"
+MAX_FILES_LISTED = 10  # ignored files named in a warning
+
+
+def truncation(error: BaseException) -> str:
+    """The skip reason of a stream that ended early with ``error``."""
+    return f"{TRUNCATED} ({type(error).__name__})"
 
 
 class CorpusError(UserError):
@@ -59,6 +71,15 @@ class ReadStats:
     text_field: str | None = None
     #: The words of the first documents, to tell which language they are in.
     language: LanguageEvidence = field(default_factory=LanguageEvidence)
+    #: Where files ended early ("path:line"; the rest of each is lost), files skipped as binary, and files in the
+    #: input folders left unread (unknown extension): data loss the user must hear about.
+    truncated: list[str] = field(default_factory=list)
+    binary: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
+    #: Bytes of the input files on disk (compressed as stored; None when a pipe is read) and how many of them were
+    #: read: the progress bar's share and ETA.
+    disk_total: int | None = None
+    disk_read: int = 0
 
     def count(self, doc: Document) -> None:
         """Count a document the readers give."""
@@ -73,6 +94,8 @@ class ReadStats:
         self.skipped[reason] += count
         if len(self.examples) < MAX_EXAMPLES:
             self.examples.append(f"{where}: {reason}")
+        if reason.startswith(TRUNCATED):
+            self.truncated.append(where)
 
     def repair(self, reason: str, source: str, line: int | None, strict: bool) -> None:
         """Count one record kept after a repair (invalid bytes replaced), or raise in strict mode."""
@@ -103,6 +126,9 @@ class ReadStats:
             "records_repaired": sum(self.repaired.values()),
             "repaired_by_reason": dict(self.repaired.most_common()),
             "repaired_examples": list(self.repaired_examples),
+            "files_truncated": list(self.truncated),
+            "files_binary": list(self.binary),
+            "files_ignored": list(self.ignored),
         }
 
     def merge(self, other: ReadStats) -> None:
@@ -119,12 +145,34 @@ class ReadStats:
                 self.fields_seen[name] += characters
         self.text_field = self.text_field or other.text_field
         self.language.merge(other.language)
+        self.truncated.extend(other.truncated)
+        self.binary.extend(other.binary)
+        self.ignored.extend(other.ignored)
+
+
+def data_loss_warnings(stats: ReadStats) -> list[str]:
+    """One line per loss the readers saw that a count of skipped records would understate: a file that ends early
+    (all after that point lost), a binary file skipped, files in the input folders left unread."""
+    lines = [f"{where}: the file ends here (truncated or corrupt): everything after this point was lost; "
+             "re-download or re-compress it" for where in stats.truncated]
+    lines += [f"{path}: {BINARY}: is it the corpus you meant? read as text, its bytes are noise"
+              for path in stats.binary]
+    if stats.ignored:
+        named = ", ".join(stats.ignored[:MAX_FILES_LISTED])
+        more = f" and {len(stats.ignored) - MAX_FILES_LISTED} more" if len(stats.ignored) > MAX_FILES_LISTED else ""
+        lines.append(f"{len(stats.ignored)} file(s) in the input folder(s) were not read (not "
+                     f".jsonl/.json/.csv/.tsv/.txt/.parquet, optionally .gz/.zst/.bz2): {named}{more}; rename them, "
+                     "or pass them by name with --format")
+    return lines
 
 
 def check_documents_read(stats: ReadStats) -> None:
     """Raise :class:`NoDocumentsError` with a one-line message that names the fix when the readers gave no
     document: the corpus is empty, or every record was skipped (for a wrong text field: the fields seen and the
     likeliest text field)."""
+    if stats.files and len(stats.binary) == stats.files:
+        raise NoDocumentsError(f"no text read: every input file is {BINARY}, e.g. {stats.binary[0]}; give the "
+                               "corpus's text files")
     if stats.documents:
         return
     skipped = sum(stats.skipped.values())

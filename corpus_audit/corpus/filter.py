@@ -134,9 +134,16 @@ def count_plain_documents(counted: FilterSummary, documents: int) -> None:
     counted.reading.documents += documents
 
 
+#: The keep-field that holds each document's input file. ``source`` names it too, for records without a field of
+#: that name: a record's own ``source`` field is never overwritten.
+SOURCE_FILE = "source_file"
+
+
 def _field_value(doc: Document, name: str) -> str | None:
     # Kept fields are stored as strings so every batch has the same Parquet schema whatever the input.
-    return doc.source if name == "source" else field_text(doc.meta.get(name))
+    if name == SOURCE_FILE or (name == "source" and "source" not in doc.meta):
+        return doc.source
+    return field_text(doc.meta.get(name))
 
 
 def _with_progress(documents: Iterable[Document], stats: ReadStats, enabled: bool) -> Iterator[Document]:

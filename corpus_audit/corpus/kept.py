@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read
+from corpus_audit.corpus.documents import NoDocumentsError, ReadStats, check_documents_read, data_loss_warnings
 from corpus_audit.corpus.matcher import FORMS
 from corpus_audit.languages import language_warning
 from corpus_audit.stigma.quadrants import GROUPS, ILLNESS_TYPES
@@ -127,6 +127,7 @@ def check_documents_found(summary: FilterSummary) -> None:
 
 
 def corpus_warnings(summary: FilterSummary) -> list[str]:
-    """Warnings about the corpus of a finished filter run: text that does not look like ``summary.lang``."""
+    """Warnings about the corpus of a finished filter run: data lost while reading (a file that ends early, a binary
+    file, files left unread in a folder), and text that does not look like ``summary.lang``."""
     warning = language_warning(summary.reading.language, summary.lang)
-    return [warning] if warning else []
+    return data_loss_warnings(summary.reading) + ([warning] if warning else [])

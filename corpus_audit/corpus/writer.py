@@ -70,12 +70,22 @@ def write_merged_rows(rows: Iterable[KeptSentence], summary: FilterSummary, outp
 
 
 def _rows_with_progress(rows: Iterable[KeptSentence], stats: ReadStats, enabled: bool) -> Iterator[KeptSentence]:
-    """Pass rows through while a tqdm bar follows the documents read (updated as batches are merged)."""
-    with tqdm(unit=" docs", disable=not enabled, mininterval=0.5) as bar:
+    """Pass rows through while a tqdm bar follows the input read: with the files' size on disk known, the share read
+    and the time left; from a pipe, the documents read."""
+    sized = bool(stats.disk_total)
+    bar = tqdm(total=stats.disk_total, unit="B", unit_scale=True, desc="reading", disable=not enabled,
+               mininterval=0.5) if sized else tqdm(unit=" docs", disable=not enabled, mininterval=0.5)
+
+    def done() -> int:
+        return stats.disk_read if sized else stats.documents
+
+    with bar:
         for row in rows:
-            bar.update(stats.documents - bar.n)
+            bar.update(done() - bar.n)
+            if enabled and sized:
+                bar.set_postfix_str(f"{stats.documents:,} docs", refresh=False)
             yield row
-        bar.update(stats.documents - bar.n)
+        bar.update(done() - bar.n)
 
 
 def finish(summary: FilterSummary, output: str | Path, start: float) -> FilterSummary:

@@ -17,7 +17,7 @@ from corpus_audit.corpus.filter import CorpusSpec, lexicon_info, run_filter
 from corpus_audit.corpus.kept import FilterSummary
 from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, IllnessMatcher, default_lexicon_path
 from corpus_audit.corpus.prefilter import prefilter_available
-from corpus_audit.corpus.readers import iter_documents, iter_line_batches, line_batch_files
+from corpus_audit.corpus.readers import ignored_files, iter_documents, iter_line_batches, line_batch_files
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.engines.local import default_workers, run_filter_parallel
 from corpus_audit.engines.options import ENGINES, RAY_INSTALL_HINT, EngineError, EngineOptions
@@ -62,6 +62,7 @@ def filter_corpus(
     matcher = IllnessMatcher.from_csv(lexicon_path, terms)
     segmenter = Segmenter(lang, spacy_model)
     summary = FilterSummary(lang=lang, extra=lexicon_info(lexicon_path, terms))
+    summary.reading.ignored = ignored_files(spec.inputs)
     if engine is not None and engine.is_ray:
         from corpus_audit.engines.ray import filter_corpus_ray
 

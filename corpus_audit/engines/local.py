@@ -4,6 +4,8 @@ order, same counts); scoring in this process (:class:`~corpus_audit.score.scorer
 from __future__ import annotations
 
 import multiprocessing
+import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -69,7 +71,16 @@ def iter_kept_sentences_parallel(
     # platform default (spawn) pickles them (the Segmenter pickles as its settings).
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
-    with context.Pool(workers, initializer=init_filter_worker, initargs=initargs) as pool:
+    # Ctrl-C reaches the whole process group: the workers ignore it (from the fork on, and after their setup), so
+    # only this process, which knows what to report, stops, and no worker prints a traceback.
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main_thread else None
+    try:
+        pool = context.Pool(workers, initializer=_init_worker, initargs=initargs)
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
+    with pool:
         # Built once the workers are starting (they import spaCy meanwhile); None without Hyperscan.
         scanner = line_prefilter(matcher, options.text_field) if prefilter else None
         pending: deque[_Unit] = deque()
@@ -92,6 +103,11 @@ def iter_kept_sentences_parallel(
                 yield from _merge_result(pending.popleft(), summary, options.strict)
         while pending:
             yield from _merge_result(pending.popleft(), summary, options.strict)
+
+
+def _init_worker(*state: Any) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    init_filter_worker(*state)
 
 
 def _merge_result(unit: _Unit, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:

@@ -134,6 +134,23 @@ def _data_context(block_bytes: int) -> Iterator[None]:
             handler.setLevel(level)
 
 
+def _restarts(engine: EngineOptions) -> dict[str, int]:
+    """``map_batches`` actor options: on the Ray this command starts, actors are not restarted. A crashed actor then
+    ends the run with its error, as a crashed worker of the local engine does; Ray Data's default (restart forever)
+    logs an error-level line on every clean run, as a restarted actor whose constructor arguments left the object
+    store fails anyway (ray-project/ray#53727, #57733). A cluster keeps Ray's default: there a node may go."""
+    return {"max_restarts": 0} if engine.address is None else {}
+
+
+@contextmanager
+def _actor_options_accepted() -> Iterator[None]:
+    """Ray 2.60 deprecates passing actor options such as ``max_restarts`` to ``map_batches`` (removal announced for
+    Ray 2.64) and names no replacement for it yet: its warning would be one more stray line."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+        yield
+
+
 def filter_corpus_ray(spec: CorpusSpec, output: str | Path, matcher: IllnessMatcher, segmenter: Segmenter,
                       summary: FilterSummary, keep_fields: list[str], engine: EngineOptions,
                       progress: bool = False) -> FilterSummary:
@@ -149,14 +166,14 @@ def filter_corpus_ray(spec: CorpusSpec, output: str | Path, matcher: IllnessMatc
     items = [{"path": path, "batched": _is_json_lines(path, spec.options.format)} for path in files]
     state = (spec.options, matcher, segmenter, summary.lang, tuple(keep_fields))
     unit_bytes = batch_bytes(files, workers)
-    with _data_context(unit_bytes):
+    with _data_context(unit_bytes), _actor_options_accepted():
         dataset = (
             ray.data.from_items(items, override_num_blocks=len(items))
             # Reading is a few percent of the work and holds no CPU slot, so the actors can take every CPU.
             .flat_map(_read_units, fn_kwargs={"unit_bytes": unit_bytes}, num_cpus=0,
                       compute=ray.data.TaskPoolStrategy(size=max(1, math.ceil(workers * READERS_PER_WORKER))))
             .map_batches(_FilterActor, fn_constructor_args=state, batch_size=1, num_cpus=1,
-                         compute=ray.data.ActorPoolStrategy(size=workers))
+                         compute=ray.data.ActorPoolStrategy(size=workers), **_restarts(engine))
         )
         rows = _merged(dataset.iter_rows(), summary, spec.options.strict)
         return write_merged_rows(rows, summary, output, keep_fields, progress, start)
@@ -273,10 +290,11 @@ class RayScorer(Scorer):
         # A CPU actor holds one CPU, and Ray limits its threads (OMP_NUM_THREADS) to match.
         resources = {"num_gpus": 1, "num_cpus": 1} if self.use_gpu else {"num_cpus": 1}
         # At most 4 UTF-8 bytes per character: the largest chunk fits one block.
-        with _data_context(max(4 * sum(map(len, item["texts"].value)) for item in items) + 1024):
+        with _data_context(max(4 * sum(map(len, item["texts"].value)) for item in items) + 1024), \
+                _actor_options_accepted():
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 _ScoreActor, fn_constructor_args=(self.model,), batch_size=1,
-                compute=ray.data.ActorPoolStrategy(size=actors), **resources)
+                compute=ray.data.ActorPoolStrategy(size=actors), **resources, **_restarts(self.engine))
             for self.model_id, scores in _values(dataset.iter_rows()):
                 yield scores
 

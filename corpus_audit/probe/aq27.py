@@ -26,7 +26,8 @@ from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
-from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import (FIGURE_FORMATS, FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
 from corpus_audit.probe.parts import PLLParts
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS, MaskedLM
 from corpus_audit.probe.questionnaire import QuestionnaireError, in_vocabulary, load_questionnaire, prompts
@@ -38,34 +39,54 @@ if TYPE_CHECKING:
 SCOPES = ("sentence", "illness")
 REDUCTIONS = ("sum", "mean")
 ILLNESS_SETS = ("all", "in-vocabulary")
+#: controlled: the illness's log-probability in the item less its log-probability in neutral carrier sentences,
+#: the illness the unit; paper: the seed paper's raw PLL, prompts paired by item x noun phrase (docs/probe.md).
+METHODS = ("controlled", "paper")
+#: The reduction each method uses unless --reduce says otherwise: the controlled score per piece, so that a long
+#: name does not weigh more; the paper's PLL summed, as minicons' sentence score of the seed paper.
+DEFAULT_REDUCE = {"controlled": "mean", "paper": "sum"}
 
 
 @dataclass
 class AQ27Options:
-    """The options of ``corpus-audit probe aq27`` (defaults and why: docs/probe.md)."""
+    """The options of ``corpus-audit probe aq27`` (defaults and why: docs/probe.md). ``scope`` and ``reduce``
+    left None take the method's: controlled scores the illness's pieces per piece, paper the sentence's sum."""
 
     model: str
     lang: str = "en"
+    method: str = "controlled"
     metric: str = "within_word_l2r"
-    scope: str = "sentence"
-    reduce: str = "sum"
+    scope: str | None = None
+    reduce: str | None = None
     period: bool = True
     illnesses: str = "all"
     questionnaire: str | None = None
     lexicon: str | None = None
     n_boot: int = 2000
+    permutations: int = 9999
+    null_models: int = 3
     seed: int = 0
     device: str = "cpu"
     max_tokens: int = MAX_TOKENS
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        for name, allowed in (("metric", METRICS), ("scope", SCOPES), ("reduce", REDUCTIONS),
-                              ("illnesses", ILLNESS_SETS)):
+        for name, allowed in (("method", METHODS), ("metric", METRICS), ("scope", (None, *SCOPES)),
+                              ("reduce", (None, *REDUCTIONS)), ("illnesses", ILLNESS_SETS)):
             if getattr(self, name) not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(allowed)}, not {getattr(self, name)!r}")
+                raise ProbeOptionsError(f"{name} must be one of {', '.join(map(str, allowed))}, not "
+                                        f"{getattr(self, name)!r}")
+        if self.method == "controlled" and self.scope == "sentence":
+            raise ProbeOptionsError("--method controlled scores the illness's pieces against the same pieces in "
+                                    "neutral carrier sentences: --scope sentence goes with --method paper only")
+        self.scope = self.scope or ("illness" if self.method == "controlled" else "sentence")
+        self.reduce = self.reduce or DEFAULT_REDUCE[self.method]
+        if self.null_models < 0 or self.permutations < 99:
+            raise ProbeOptionsError("--null-models must be at least 0 and --permutations at least 99")
 
     def score_label(self) -> str:
+        if self.method == "controlled":
+            return f"log P(illness | item) - log P(illness | neutral), {self.reduce} over pieces"
         return f"PLL ({'sentence' if self.scope == 'sentence' else 'illness pieces'}, {self.reduce})"
 
 
@@ -77,6 +98,10 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
     folder = ProbeFolder(check_output_location(outdir))
     questionnaire = load_questionnaire(options.lang, options.questionnaire, options.lexicon)
     lexicon = Path(options.lexicon) if options.lexicon else default_lexicon_path(options.lang)
+    controlled = options.method == "controlled"
+    if controlled and not questionnaire.carriers:
+        raise QuestionnaireError(f"{questionnaire.carriers_file()}: missing; --method controlled needs the neutral "
+                                 "carrier sentences (copy the bundled one) or use --method paper")
     with folder_lock(folder.path):
         remove_temporaries(folder.path)
         checkpoints = Checkpoints(folder.checkpoints, log)
@@ -98,42 +123,73 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
                                          f"{' or '.join(sorted({'mental', 'physical'} - types))} illness is one "
                                          "token of the model's vocabulary; nothing to compare")
         table = prompts(questionnaire, options.period)
+        # the carriers are scored whenever the questionnaire has them, so that switching --method reruns the
+        # report only (they are a tenth of the prompts)
+        carriers = prompts(questionnaire, options.period, carriers=True) if questionnaire.carriers else None
         score_inputs = {"model": [options.model, model_identity(options.model)], "metric": options.metric,
                         "questionnaire": [sha256_file(path) for path in questionnaire.files()],
                         "lexicon": sha256_file(lexicon), "period": options.period, "illnesses": options.illnesses,
                         "lang": options.lang}
-        report_inputs = {**score_inputs, "scope": options.scope, "reduce": options.reduce, "n_boot": options.n_boot,
-                         "seed": options.seed, "version": __version__}
+        carrier_key = sha256_file(questionnaire.carriers_file()) if carriers is not None else None
+        baseline_inputs = {**score_inputs, "carriers": carrier_key}
+        null_inputs = {**baseline_inputs, "null_models": options.null_models}
+        report_inputs = {**null_inputs, "method": options.method, "scope": options.scope, "reduce": options.reduce,
+                         "n_boot": options.n_boot, "permutations": options.permutations, "seed": options.seed,
+                         "version": __version__}
         # report.html is a view of these (``link`` adds a section to it): not a checkpointed output
         report_outputs = [folder.summary, folder.dimensions, folder.illnesses,
                           *(folder.figure(stem, fmt) for stem in FIGURES for fmt in FIGURE_FORMATS)]
-        reason = checkpoints.fresh("score", score_inputs, folder.scores)
-        if reason is None:
+        ran = False
+
+        def stage(name: str, inputs: dict[str, Any], output: Path, work: Callable[[], pd.DataFrame]
+                  ) -> pd.DataFrame:
             import pandas as pd
 
-            log("score: up to date, skipped")
-            scored = pd.read_parquet(folder.scores)
+            nonlocal ran
+            reason = checkpoints.fresh(name, inputs, output)
+            if reason is None:
+                log(f"{name}: up to date, skipped")
+                return pd.read_parquet(output)
+            log(f"{name}: {reason}")
+            started = time.perf_counter()
+            result = work()
+            with atomic_path(output) as tmp:
+                result.to_parquet(tmp, index=False)
+            checkpoints.mark(name, inputs, output)
+            seconds[name] = time.perf_counter() - started
+            ran = True
+            return result
+
+        model_ids: list[str] = []
+
+        def score_prompts() -> pd.DataFrame:
+            scored, model_id = _score(table, PLLParts(folder.score_parts, score_inputs), load, options, log,
+                                      progress)
+            model_ids.append(model_id)
+            return scored
+
+        scored = stage("score", score_inputs, folder.scores, score_prompts)
+        baselines = stage("baseline", baseline_inputs, folder.baselines, lambda: _score(
+            carriers, PLLParts(folder.baseline_parts, baseline_inputs), load, options, log, progress)[0]) \
+            if carriers is not None else None
+        nulls = stage("null", null_inputs, folder.null_scores, lambda: _score_null(
+            table, carriers, folder, null_inputs, load, options, log, progress)) if options.null_models else None
+        if not ran:
             from corpus_audit.probe.report import report_up_to_date
 
             if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
                 return done
-            model_id = folder.previous_model_id(options.model)
-        else:
-            log(f"score: {reason}")
-            started = time.perf_counter()
-            scored, model_id = _score(table, folder, score_inputs, load, options, log, progress)
-            checkpoints.mark("score", score_inputs, folder.scores)
-            seconds["score"] = time.perf_counter() - started
-        summary = _report(scored, folder, options, model_id, questionnaire.folder, seconds, log)
+        model_id = model_ids[0] if model_ids else folder.previous_model_id(options.model)
+        summary = _report(scored, baselines, nulls, folder, options, model_id, questionnaire.folder, seconds, log)
         checkpoints.mark("report", report_inputs, *report_outputs)
     return summary
 
 
-def _score(table: pd.DataFrame, folder: ProbeFolder, key: dict[str, Any], load: Callable[[], MaskedLM],
-           options: AQ27Options, log: Callable[[str], None], progress: bool) -> tuple[pd.DataFrame, str]:
-    """scores.parquet: the prompts with the PLL of the sentence and of the illness's pieces; and the model's id."""
+def _score(table: pd.DataFrame, parts: PLLParts, load: Callable[[], MaskedLM], options: AQ27Options,
+           log: Callable[[str], None], progress: bool) -> tuple[pd.DataFrame, str]:
+    """The prompts of ``table`` with the PLL of the sentence and of the illness's pieces, and their numbers of
+    pieces; and the id of the model that scored them."""
     sentences = table["sentence"].drop_duplicates().tolist()
-    parts = PLLParts(folder.score_parts, key)
     results = parts.score(sentences, load, options.metric, options.max_tokens, log, progress)
     by_sentence = dict(zip(sentences, results))
     rows = [by_sentence[sentence] for sentence in table["sentence"]]
@@ -141,29 +197,62 @@ def _score(table: pd.DataFrame, folder: ProbeFolder, key: dict[str, Any], load: 
     scored = table.assign(pll_sentence=[row.total for row in rows], n_tokens_sentence=[len(row.scores) for row in rows],
                           pll_illness=[float(sum(span)) for span in spans],
                           n_tokens_illness=[len(span) for span in spans])
-    with atomic_path(folder.scores) as tmp:
-        scored.to_parquet(tmp, index=False)
     return scored, parts.model_id or options.model
 
 
-def _report(scored: pd.DataFrame, folder: ProbeFolder, options: AQ27Options, model_id: str, questionnaire: Path,
-            seconds: dict[str, float], log: Callable[[str], None]) -> ProbeSummary:
-    """The statistics, tables, figures, summary.json and report.html from the scored prompts."""
+def _score_null(table: pd.DataFrame, carriers: pd.DataFrame | None, folder: ProbeFolder, key: dict[str, Any],
+                load: Callable[[], MaskedLM], options: AQ27Options, log: Callable[[str], None], progress: bool
+                ) -> pd.DataFrame:
+    """null_scores.parquet: the prompts (``kind`` item) and carrier sentences (``kind`` carrier) scored by each of
+    ``options.null_models`` randomly initialised copies of the model (``null_model`` = its seed)."""
     import pandas as pd
 
-    from corpus_audit.probe.analysis import analyse, score_column
+    frames = []
+    for seed in range(options.null_models):
+        def copy(seed: int = seed) -> MaskedLM:
+            return load().random_copy(seed)
+
+        for kind, prompts_table in (("item", table), ("carrier", carriers)):
+            if prompts_table is None:
+                continue
+            parts = PLLParts(folder.null_parts / f"seed-{seed}-{kind}", {**key, "null_model": seed, "kind": kind})
+            scored, _ = _score(prompts_table, parts, copy, options, log, progress)
+            frames.append(scored.assign(kind=kind, null_model=seed))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _report(scored: pd.DataFrame, baselines: pd.DataFrame | None, nulls: pd.DataFrame | None, folder: ProbeFolder,
+            options: AQ27Options, model_id: str, questionnaire: Path, seconds: dict[str, float],
+            log: Callable[[str], None]) -> ProbeSummary:
+    """The statistics (and the same of every null copy), tables, figures, summary.json and report.html."""
+    import pandas as pd
+
+    from corpus_audit.probe.analysis import add_null_check, analyse_method, method_scores, verdict
     from corpus_audit.probe.figures import write_probe_figures
     from corpus_audit.probe.report import write_report
 
     started = time.perf_counter()
     folder.remove_link(log)
-    scores = scored.assign(score=score_column(scored, options.scope, options.reduce))
-    results = analyse(scores, options.n_boot, options.seed)
+    method = options.method
+    scores = method_scores(scored, baselines, method, options.scope, options.reduce)  # type: ignore[arg-type]
+    results = analyse_method(scores, method, options.n_boot, options.permutations, options.seed)
+    if nulls is not None:
+        copies = []
+        for _, copy in nulls.groupby("null_model", sort=True):
+            items = copy[copy["kind"] == "item"].drop(columns=["kind", "null_model"])
+            carriers = copy[copy["kind"] == "carrier"].drop(columns=["kind", "null_model"])
+            copy_scores = method_scores(items, carriers, method, options.scope, options.reduce)  # type: ignore[arg-type]
+            copies.append(analyse_method(copy_scores, method, options.n_boot, options.permutations, options.seed))
+        add_null_check(results, copies)
+    else:
+        add_null_check(results, [])
+    results["verdict"] = verdict(results)
     for path, records in ((folder.dimensions, results["dimensions"]), (folder.illnesses, results["illnesses"])):
         with atomic_path(path) as tmp:
             pd.DataFrame(records).to_csv(tmp, index=False)
     results["counts"] = {"prompts": int(len(scored)), "distinct_sentences": int(scored["sentence"].nunique()),
                          "items": int(scored["item"].nunique()), "noun_phrases": int(scored["noun_phrase"].nunique()),
+                         "carriers": int(baselines["item"].nunique()) if baselines is not None else 0,
                          "illnesses": {group: int(scored.loc[scored["illness_type"] == group, "illness"].nunique())
                                        for group in ("mental", "physical")},
                          "mean_tokens": {group: float(scored.loc[scored["illness_type"] == group,

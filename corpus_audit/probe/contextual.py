@@ -34,7 +34,8 @@ from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
 from corpus_audit.probe.chat import ChatClient, ChatRequest, ResponseStore
 from corpus_audit.probe.coding import instrument_codes, type_agreement
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
 from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.scenarios import (
     ARMS, HEALTHY, TYPES, Design, completion_requests, explicit_messages, judge_messages,
@@ -86,11 +87,11 @@ class ContextualOptions:
 
     def __post_init__(self) -> None:
         if self.coder not in CODERS:
-            raise ValueError(f"coder must be one of {', '.join(CODERS)}, not {self.coder!r}")
+            raise ProbeOptionsError(f"coder must be one of {', '.join(CODERS)}, not {self.coder!r}")
         if self.coder == "judge" and not self.judge_model:
-            raise ValueError("coder judge needs a judge model")
+            raise ProbeOptionsError("coder judge needs a judge model")
         if self.repetitions < 1 or self.parse_retries < 0 or self.max_new_tokens < 1:
-            raise ValueError("repetitions >= 1, parse_retries >= 0 and max_new_tokens >= 1 are needed")
+            raise ProbeOptionsError("repetitions >= 1, parse_retries >= 0 and max_new_tokens >= 1 are needed")
 
     @property
     def arms(self) -> tuple[str, ...]:
@@ -250,7 +251,23 @@ def code(run: _Run, completions: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd
     primary = options.coder
     completions["congruent"] = completions[f"{primary}_congruent"].astype("boolean")
     completions["types"] = completions[f"{primary}_types"]
-    return completions, {"validation": validation, "coders": agreement, "coder": primary}
+    warnings = [f"the {coder}'s codes agree with the hand labels no better than chance (Cohen's kappa "
+                f"{'undefined' if record.get('kappa') is None else format(record['kappa'], '.2f')}): its "
+                "stigma-congruent shares and odds ratios are not validated"
+                for coder, record in validation.items() if isinstance(record, dict) and record.get("n")
+                and not (record.get("kappa") or 0) > 0]
+    return completions, {"validation": validation, "coders": agreement, "coder": primary, "warnings": warnings}
+
+
+def separated(coded: pd.DataFrame, factor: str, level: str, reference: str) -> bool:
+    """Whether ``level`` or ``reference`` of ``factor`` has every completion, or none, stigma-congruent: perfect
+    separation, where a logistic odds ratio is not estimable (the fit returns a huge number with a degenerate
+    interval)."""
+    for name in (level, reference):
+        outcome = coded.loc[coded[factor] == name, "congruent"].astype(bool)
+        if len(outcome) and outcome.nunique() < 2:
+            return True
+    return False
 
 
 def _rates(completions: pd.DataFrame, design: Design) -> pd.DataFrame:
@@ -286,13 +303,23 @@ def analyse(completions: pd.DataFrame, explicit: pd.DataFrame | None, design: De
     by_category = mixed_logit(outcome, {"category": (coded["category"].tolist(), HEALTHY), **arm_factor},
                               coded["scenario"].tolist())
     table = _rates(completions, design)
+    warnings = []
+    for model, factor in ((by_condition, "condition"), (by_category, "category")):
+        for effect in model.effects:
+            if effect["factor"] == factor and separated(coded, factor, effect["level"], HEALTHY):
+                warnings.append(f"{effect['level']} vs {HEALTHY}: every completion or none is stigma-congruent in "
+                                "one of them (perfect separation): no odds ratio is given; compare the shares")
+                effect.update(odds_ratio=None, odds_ratio_ci=None, log_odds_ratio=None, se=None, p=None, p_bh=None,
+                              separated=True)
     effects = {e["level"]: e for e in by_condition.effects if e["factor"] == "condition"}
     for column in ("odds_ratio", "odds_ratio_ci", "p", "p_bh"):
         table[column] = table["condition"].map(lambda name, c=column: effects.get(name, {}).get(c))
     table["or_low"] = table["odds_ratio_ci"].map(lambda ci: ci[0] if ci else None)
     table["or_high"] = table["odds_ratio_ci"].map(lambda ci: ci[1] if ci else None)
     table = table.drop(columns="odds_ratio_ci")
-    results: dict[str, Any] = {"by_condition": by_condition.to_dict(), "by_category": by_category.to_dict()}
+    table["separated"] = table["condition"].map(lambda name: bool(effects.get(name, {}).get("separated")))
+    results: dict[str, Any] = {"by_condition": by_condition.to_dict(), "by_category": by_category.to_dict(),
+                               "warnings": warnings}
     if explicit is not None and len(explicit):
         valid = explicit[explicit["valid"]]
         scores = valid.groupby("condition")["score_total"].agg(["mean", "std", "size"])

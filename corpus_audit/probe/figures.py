@@ -84,6 +84,33 @@ def differences(dimensions: list[dict[str, Any]], score_label: str) -> Figure:
     return figure
 
 
+def write_compare_figure(outdir: Path, stem: str, per_model: pd.DataFrame) -> Path:
+    """Grouped bars: per dimension (and ALL), each model's mean mental - physical difference with its CI; a bar
+    not significant after correction is hatched. Returns the PNG's path."""
+    models = list(dict.fromkeys(per_model["model"]))
+    dimensions = list(dict.fromkeys(per_model["dimension"]))
+    width = 0.8 / len(models)
+    figure, axes = plt.subplots(figsize=(max(9, len(dimensions) * len(models) * 0.35), 4.5))
+    colors = plt.get_cmap("tab10")
+    for index, model in enumerate(models):
+        part = per_model[per_model["model"] == model].set_index("dimension").reindex(dimensions)
+        means = part["mean_difference"].to_numpy(dtype=float)
+        lows, highs = part["ci_low"].to_numpy(dtype=float), part["ci_high"].to_numpy(dtype=float)
+        positions = np.arange(len(dimensions)) + (index - (len(models) - 1) / 2) * width
+        bars = axes.bar(positions, means, width, color=colors(index % 10), alpha=0.75, label=model)
+        for bar, significant in zip(bars, part["significant"].fillna(False)):
+            if not significant:
+                bar.set_hatch("//")
+        axes.errorbar(positions, means, yerr=[np.abs(means - lows), np.abs(highs - means)], fmt="none",
+                      ecolor="black", capsize=2)
+    axes.axhline(0, color="black", linewidth=0.8)
+    axes.set_xticks(range(len(dimensions)), [_label(d) for d in dimensions], fontsize=8)
+    axes.set_ylabel("mean difference, mental - physical")
+    axes.legend(fontsize=8, loc="best")
+    axes.grid(axis="y", alpha=0.3)
+    return _save(figure, ProbeFolder(outdir), stem)[0]
+
+
 def write_probe_figures(folder: ProbeFolder, scores: pd.DataFrame, dimensions: list[dict[str, Any]],
                         score_label: str) -> list[Path]:
     return (_save(boxplots(scores, score_label), folder, "boxplots")

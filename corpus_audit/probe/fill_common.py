@@ -1,5 +1,5 @@
-"""What the fill-mask probes (``probe gender``, ``probe social-distance``) share: the mask as the questionnaire files
-write it, the run options, the model loader and the fill stage with its saved chunks."""
+"""What the fill-mask probes (``probe gender``, ``probe social-distance``) share: the run options, the model
+loader and the fill stage with its saved chunks."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from pathlib import Path
 
 from corpus_audit.probe.parts import FillParts
 from corpus_audit.probe.pll import MAX_TOKENS, Fill, MaskedLM
-
-#: How the questionnaire files write the masked slot; replaced by the model's own mask token when filling.
-MASK = "<mask>"
+from corpus_audit.probe.questionnaire import MASK
 
 
 @dataclass

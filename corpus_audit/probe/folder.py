@@ -14,7 +14,10 @@ and that the probe report and ``probe/link.py`` read (as :mod:`corpus_audit.audi
   pay for nothing twice), ``completions.parquet`` (contextual: one row per completion with its codes),
   ``explicit.parquet`` (contextual: one row per AQ-27 answer sheet);
 - ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv``: what ``corpus-audit link`` found;
-- ``report.html`` and the figures; ``checkpoints.json`` and ``score-parts/`` for resuming, as in an audit.
+- ``baselines.parquet`` (AQ-27, controlled method: the neutral carrier sentences scored) and
+  ``null_scores.parquet`` (AQ-27 null check: the prompts scored by randomly initialised copies of the model);
+- ``report.html`` and the figures; ``checkpoints.json`` and ``score-parts/`` (``baseline-parts/``,
+  ``null-parts/``) for resuming, as in an audit.
 """
 
 from __future__ import annotations
@@ -49,13 +52,17 @@ EXPLICIT = "explicit.parquet"
 LINK = "link.json"
 LINK_DIMENSIONS = "link_dimensions.csv"
 LINK_ILLNESSES = "link_illnesses.csv"
+BASELINES = "baselines.parquet"
+BASELINE_PARTS = "baseline-parts"
+NULL_SCORES = "null_scores.parquet"
+NULL_PARTS = "null-parts"
 #: Figures (stem -> caption), in report order; each is written as every one of FIGURE_FORMATS.
 FIGURES = {
     "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per AQ-27 "
                 "dimension (the seed paper's Figure 1).",
-    "differences": "Mean score difference, mental - physical, per AQ-27 dimension over the item x noun phrase pairs, "
-                   "with 95% bootstrap CIs (the seed paper's Figure 2); above 0: the model finds the prompts more "
-                   "likely with a mental illness.",
+    "differences": "Mean score difference, mental - physical, per AQ-27 dimension, with 95% bootstrap CIs over the "
+                   "illnesses (--method paper: over the item x noun phrase pairs) and the corrected significance "
+                   "(the seed paper's Figure 2); above 0: the items make a mental illness more likely.",
 }
 #: Figures of each probe (stem -> caption), in report order.
 PROBE_FIGURES = {
@@ -85,6 +92,10 @@ _SUMMARY_PARTS = ("probe", "model_id", "lang")
 #: Columns of dimensions.csv and illnesses.csv that the link reads.
 DIMENSION_COLUMNS = ("dimension", "mean_difference")
 ILLNESS_COLUMNS = ("illness", "illness_type", "mean_score")
+
+
+class ProbeOptionsError(UserError, ValueError):
+    """A probe's options do not go together (the command line shows the message, not a traceback)."""
 
 
 class ProbeOutputError(UserError, ValueError):
@@ -147,6 +158,10 @@ class ProbeFolder:
         self.link = self.path / LINK
         self.link_dimensions = self.path / LINK_DIMENSIONS
         self.link_illnesses = self.path / LINK_ILLNESSES
+        self.baselines = self.path / BASELINES
+        self.baseline_parts = self.path / BASELINE_PARTS
+        self.null_scores = self.path / NULL_SCORES
+        self.null_parts = self.path / NULL_PARTS
 
     def figure(self, stem: str, fmt: str) -> Path:
         return self.path / f"{stem}.{fmt}"

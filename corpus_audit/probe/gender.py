@@ -29,9 +29,10 @@ from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
-from corpus_audit.probe.fill_common import MASK, FillRun, FillStage
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.fill_common import FillRun, FillStage
+from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
+from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.valence import is_word
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import bonferroni, t_test
@@ -65,9 +66,13 @@ class GenderOptions:
 
     def __post_init__(self) -> None:
         if not 0 <= self.threshold < 1:
-            raise ValueError(f"threshold must be in [0, 1), not {self.threshold}")
-        if min(self.top_k, self.steps, self.branch) < 1 or self.branch > self.top_k:
-            raise ValueError("top_k, steps and branch must be at least 1, and branch at most top_k")
+            raise ProbeOptionsError(f"threshold must be in [0, 1), not {self.threshold}")
+        if min(self.top_k, self.steps, self.branch) < 1:
+            raise ProbeOptionsError("--top-k, --steps and --branch must be at least 1")
+        if self.branch > self.top_k:
+            raise ProbeOptionsError(f"--branch ({self.branch}: fills followed at each recursive step) cannot exceed "
+                                    f"--top-k ({self.top_k}: fills asked of the model); lower --branch or raise "
+                                    "--top-k")
 
 
 @dataclass

@@ -4,7 +4,12 @@ mean score, the gender probe's P(female) - P(male), the Social Distance probe's 
 share of negative labels); the AQ-27 probe also per dimension.
 
 Two units are compared, each with Spearman's rho, a percentile-bootstrap CI and a permutation test
-(:func:`corpus_audit.stigma.stats.rank_correlation`), for each audit separately:
+(:func:`corpus_audit.stigma.unit_stats.partial_rank_correlation`), for each audit separately; per illness the
+ranks of the name's number of pieces and of the model's neutral likelihood of it (where the probe measured them)
+are taken out of both sides first, since a model that learnt nothing tracks both and so does how often a corpus
+names an illness. Holm's correction runs over every correlation reported, the intervals are at the Bonferroni
+level 1 - 0.05 / m, and a link counts as evidence (``evidence``; ``conclusion.evidence_of_link`` in link.json)
+only when its adjusted p is below 0.05 and its corrected interval excludes 0:
 
 * **AQ-27 dimensions** (9 points): the corpus's mental - physical difference, as the BIAS-map share of the audit's
   ``aq27.csv`` and, when ``sentences.parquet`` has the instrument's direct dimension scores (``dim_<dimension>``
@@ -37,9 +42,8 @@ from corpus_audit.probe.folder import ProbeFolder
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.judgement import CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT
 from corpus_audit.stigma.quadrants import group_masks
-from corpus_audit.stigma.stats import rank_correlation
-
-ALPHA = 0.05
+from corpus_audit.stigma.stats import holm
+from corpus_audit.stigma.unit_stats import ALPHA, partial_rank_correlation
 
 
 class LinkError(UserError, ValueError):
@@ -84,25 +88,29 @@ def corpus_illnesses(sentences: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-def _correlation(audit: str, measure: str, x: pd.Series, y: pd.Series, n_boot: int, permutations: int,
-                 seed: int) -> dict[str, Any]:
-    result = rank_correlation(x.to_numpy(dtype=float), y.to_numpy(dtype=float), n_boot=n_boot,
-                              permutations=permutations, seed=seed)
-    return {"audit": audit, "measure": measure, **result.to_dict()}
+def _covariates(illnesses: pd.DataFrame) -> dict[str, pd.Series]:
+    """What a per-illness link must take out (design.md §11): the number of pieces of the illness's name and the
+    model's likelihood of it in neutral sentences, where the probe measured them. A random model's score tracks
+    both, and so does how often a corpus mentions a name (short, common names)."""
+    columns = {"n_pieces": "pieces of the illness's name", "mean_baseline": "the model's neutral likelihood of it"}
+    return {name: illnesses[column] for column, name in columns.items()
+            if column in illnesses.columns and illnesses[column].notna().any()}
 
 
 def _plain(correlation: dict[str, Any], unit: str, corpus_side: str, model_side: str) -> str:
-    """One sentence that says what a correlation means, without jargon."""
-    rho, p, n = correlation["rho"], correlation["permutation_p"], correlation["n"]
+    """One sentence that says what a correlation means, without jargon, following its ``evidence`` boolean."""
+    rho, p, n = correlation["rho"], correlation["p_holm"], correlation["n"]
     if rho is None:
         return f"{correlation['audit']}: {corpus_side} cannot be compared with {model_side} ({n} usable {unit})."
     low, high = correlation["rho_ci"] or (None, None)
-    interval = f" [95% CI {low:.2f} to {high:.2f}]" if low is not None and high is not None else ""
-    head = (f"{correlation['audit']}: across {n} {unit}, {corpus_side} and {model_side} rank-correlate at "
-            f"rho = {rho:+.2f}{interval}, permutation p = {p:.3g}: ")
-    if p >= ALPHA:
-        return head + "no detectable link: on this evidence the corpus does not explain this side of the model" + \
-            (" (with so few points only a strong link could show)." if n < 15 else ".")
+    interval = (f" [{100 * correlation['confidence']:.1f}% CI corrected for {correlation['tests']} tests: "
+                f"{low:+.2f} to {high:+.2f}]" if low is not None and high is not None else "")
+    controls = (f" with {' and '.join(correlation['covariates'])} taken out" if correlation["covariates"] else "")
+    head = (f"{correlation['audit']}: across {n} {unit}, {corpus_side} and {model_side}{controls} rank-correlate "
+            f"at rho = {rho:+.2f}{interval}, Holm-adjusted p = {p:.3g}: ")
+    if not correlation["evidence"]:
+        return head + "no evidence of a link: on this evidence the corpus does not explain this side of the model" \
+            + (" (with so few points only a strong link could show)." if n < 15 else ".")
     share = round(100 * rho * rho)
     if rho > 0:
         return head + f"the corpus explains about {share}% of the ranking (rho squared), in the same direction."
@@ -133,6 +141,7 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
         raise LinkError(f"give one distinct label per audit ({len(audits)} audits, labels: {', '.join(labels)})")
 
     dimension_tables, illness_tables, correlations, verdict, audit_records = [], [], [], [], []
+    pending: list[tuple[str, str, str, pd.Series, pd.Series, dict[str, pd.Series], str | None, str | None]] = []
     for label, path in zip(labels, audits):
         folder = AuditFolder(path)
         audit_summary = folder.read_summary(complete=True)
@@ -177,18 +186,38 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
             if corpus_column in illnesses.columns and lean in illnesses.columns:
                 pairs.append(("illnesses", f"mean {dimension} score vs model's {dimension} lean",
                               illnesses[corpus_column], illnesses[lean], None, None))
-        found = []
-        for unit, measure, x, y, corpus_side, model_side in pairs:
-            record = _correlation(label, measure, x, y, n_boot, permutations, seed)
-            correlations.append(record)
-            if corpus_side is not None:
-                verdict.append(_plain(record, unit, corpus_side, model_side))
-                if record["rho"] is not None and record["rho"] > 0 and record["permutation_p"] < ALPHA:
-                    found.append(f"{corpus_side} (rho {record['rho']:+.2f})")
-        tested = sum(corpus_side is not None for _, _, _, _, corpus_side, _ in pairs)
+        covariates = _covariates(illnesses)
+        pending += [(label, unit, measure, x, y, covariates if unit == "illnesses" else {}, corpus_side, model_side)
+                    for unit, measure, x, y, corpus_side, model_side in pairs]
+
+    # every correlation reported is one test: Holm over all, intervals at the Bonferroni level 1 - alpha / m
+    confidence = 1 - ALPHA / max(1, len(pending))
+    for label, unit, measure, x, y, covariates, _, _ in pending:
+        result = partial_rank_correlation(x.to_numpy(dtype=float), y.to_numpy(dtype=float),
+                                          {name: values.to_numpy(dtype=float) for name, values in covariates.items()},
+                                          n_boot=n_boot, permutations=permutations, seed=seed, confidence=confidence)
+        correlations.append({"audit": label, "unit": unit, "measure": measure, **result.to_dict(),
+                             "tests": len(pending)})
+    adjusted = holm([np.nan if c["permutation_p"] is None else c["permutation_p"] for c in correlations])
+    for record, p in zip(correlations, adjusted):
+        low, high = record["rho_ci"] or (None, None)
+        record["p_holm"] = None if np.isnan(p) else float(p)
+        record["evidence"] = bool(record["p_holm"] is not None and record["p_holm"] < ALPHA and low is not None
+                                  and high is not None and (low > 0 or high < 0))
+    evidence = False
+    for label in labels:
+        found, tested = [], 0
+        for record, (_, unit, _, _, _, _, corpus_side, model_side) in zip(correlations, pending):
+            if record["audit"] != label or corpus_side is None:
+                continue
+            tested += 1
+            verdict.append(_plain(record, unit, corpus_side, model_side))
+            if record["evidence"] and record["rho"] > 0:
+                found.append(f"{corpus_side} (rho {record['rho']:+.2f})")
+        evidence = evidence or bool(found)
         verdict.append(f"{label} in short: " + (
             f"{len(found)} of {tested} links hold: the corpus explains the model through " + "; ".join(found) + "."
-            if found else f"none of {tested} links holds: on this evidence the corpus does not explain the model."))
+            if found else f"none of {tested} links holds: no evidence that the corpus explains the model."))
     verdict.append("A rank correlation is not a cause: the model also learnt from other text, and 9 dimensions give "
                    "a test little power. Dimension-by-dimension correlations of the direct scores are in "
                    "link.json." if aq27 else "A rank correlation is not a cause: the model also learnt from other "
@@ -199,6 +228,8 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
     illnesses_table = pd.concat(illness_tables, ignore_index=True)
     result = jsonable({"probe": str(probe_folder.path), "model_id": summary.model_id, "audits": audit_records,
                        "correlations": correlations, "verdict": verdict,
+                       "conclusion": {"evidence_of_link": evidence, "alpha": ALPHA, "correction": "Holm over every "
+                                      "correlation reported; intervals at the Bonferroni level"},
                        "probe_kind": summary.probe, "model_measure": model_measure,
                        "dimensions": dimensions_table.to_dict(orient="records"),
                        "illnesses": illnesses_table[[c for c in ("audit", "illness", "illness_type", "corpus_sentences",

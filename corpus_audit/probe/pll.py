@@ -167,6 +167,17 @@ class MaskedLM:
                 f"({', '.join(sorted(missing)[:3])}...): its scores mean nothing")
         return cls(model, tokenizer, model_id_of(model, source), device)
 
+    def random_copy(self, seed: int) -> MaskedLM:
+        """The same architecture and tokenizer with weights drawn afresh (``from_config``, torch seeded with
+        ``seed``): a model that learnt nothing, for the null check of a probe (docs/probe.md)."""
+        import torch
+        from transformers import AutoModelForMaskedLM
+
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = AutoModelForMaskedLM.from_config(self.model.config)
+        return MaskedLM(model, self.tokenizer, f"{self.model_id} (random weights, seed {seed})", self.device)
+
     def _max_length(self) -> int:
         limit = getattr(self.tokenizer, "model_max_length", None)
         positions = getattr(self.model.config, "max_position_embeddings", None)

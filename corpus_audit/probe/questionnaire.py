@@ -9,7 +9,9 @@ A questionnaire folder (bundled: ``questionnaires/<lang>/``; see its README) hol
 * ``noun_phrases.csv``: ``noun_phrase``, ``kind`` (name, gendered, neutral), ``sex`` of the referent (male,
   female or empty), ``gender`` (grammatical m/f, needed where an item agrees);
 * ``illnesses.csv``: ``illness`` (the canonical name of the illness lexicon, which gives its type) and ``phrase``,
-  the words that fill the slot ("a cold", "la nariz tapada").
+  the words that fill the slot ("a cold", "la nariz tapada");
+* ``aq27_carriers.csv`` (optional; the controlled method needs it): ``carrier``, ``text``, neutral sentences in
+  the items' frame ("[noun phrase] has <mask>.") that give each illness its baseline likelihood.
 
 :func:`prompts` fills every item with every noun phrase and illness and records where the illness phrase is in
 the sentence, so that a score can be taken over the whole sentence or over the illness's pieces only.
@@ -33,8 +35,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NOUN_PHRASE = "[noun phrase]"
+#: How every questionnaire file writes the masked slot (replaced by the model's own mask token when filling).
 MASK = "<mask>"
 NOUN_PHRASE_KINDS = ("name", "gendered", "neutral")
+CARRIERS = "aq27_carriers.csv"
 #: Articles that a slot phrase may start with; the rest must be one token to count as "in the vocabulary".
 ARTICLES = {"en": ("a", "an", "the"), "es": ("un", "una", "el", "la", "los", "las")}
 #: Spanish contractions a filled item may need ("a el" -> "al").
@@ -78,9 +82,13 @@ class Questionnaire:
     items: list[Item]
     noun_phrases: list[NounPhrase]
     illnesses: list[Illness]
+    carriers: list[Item]
 
     def files(self) -> list[Path]:
         return [self.folder / name for name in ("aq27.csv", "noun_phrases.csv", "illnesses.csv")]
+
+    def carriers_file(self) -> Path:
+        return self.folder / CARRIERS
 
 
 def bundled_folder(lang: str) -> Path:
@@ -128,6 +136,21 @@ def _items(path: Path) -> list[Item]:
     return items
 
 
+def _carriers(path: Path) -> list[Item]:
+    """The neutral carrier sentences (as items of no dimension, numbered by ``carrier``); none without the file."""
+    if not path.is_file():
+        return []
+    carriers = []
+    for where, row in read_rows(path, ("carrier", "text")):
+        if row["text"].count(MASK) != 1 or NOUN_PHRASE not in row["text"]:
+            raise QuestionnaireError(f"{where}: the text must hold {NOUN_PHRASE} and {MASK} (the illness's slot), "
+                                     f"{MASK} exactly once")
+        if not row["carrier"].isdigit():
+            raise QuestionnaireError(f"{where}: carrier must be a number, not {row['carrier']!r}")
+        carriers.append(Item(int(row["carrier"]), "", False, row["text"]))
+    return carriers
+
+
 def _noun_phrases(path: Path, agreement: bool) -> list[NounPhrase]:
     phrases = []
     for where, row in read_rows(path, ("noun_phrase", "kind", "sex", "gender")):
@@ -168,9 +191,10 @@ def load_questionnaire(lang: str, folder: str | Path | None = None, lexicon: str
     illnesses' types come from ``lexicon`` (default: the bundled ``lexicons/<lang>/illnesses.csv``)."""
     folder = Path(folder) if folder is not None else bundled_folder(lang)
     items = _items(folder / "aq27.csv")
-    agreement = any(_AGREEMENT.search(item.text) for item in items)
+    carriers = _carriers(folder / CARRIERS)
+    agreement = any(_AGREEMENT.search(item.text) for item in [*items, *carriers])
     return Questionnaire(lang, folder, items, _noun_phrases(folder / "noun_phrases.csv", agreement),
-                         _illnesses(folder / "illnesses.csv", lang, Path(lexicon) if lexicon else None))
+                         _illnesses(folder / "illnesses.csv", lang, Path(lexicon) if lexicon else None), carriers)
 
 
 def _fill(text: str, noun_phrase: NounPhrase, lang: str) -> str:
@@ -194,13 +218,15 @@ def fill(item: Item, noun_phrase: NounPhrase, illness: Illness, lang: str, perio
     return sentence, len(before), len(before) + len(illness.phrase)
 
 
-def prompts(questionnaire: Questionnaire, period: bool = True) -> pd.DataFrame:
+def prompts(questionnaire: Questionnaire, period: bool = True, carriers: bool = False) -> pd.DataFrame:
     """One row per item x noun phrase x illness: ``item``, ``dimension``, ``reverse_scored``, ``noun_phrase``,
-    ``np_kind``, ``np_sex``, ``illness``, ``illness_type``, ``sentence``, ``illness_start``, ``illness_end``."""
+    ``np_kind``, ``np_sex``, ``illness``, ``illness_type``, ``sentence``, ``illness_start``, ``illness_end``.
+    ``carriers``: the same of the neutral carrier sentences instead (``item`` the carrier's number, ``dimension``
+    empty)."""
     import pandas as pd
 
     rows = []
-    for item in questionnaire.items:
+    for item in questionnaire.carriers if carriers else questionnaire.items:
         for noun_phrase in questionnaire.noun_phrases:
             for illness in questionnaire.illnesses:
                 sentence, start, end = fill(item, noun_phrase, illness, questionnaire.lang, period)

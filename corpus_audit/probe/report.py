@@ -55,35 +55,66 @@ def _header(summary: ProbeSummary) -> str:
                 f'<p class="meta">Language {esc(summary.lang)} · {esc(shown)} · corpus-audit '
                 f"{esc(summary.package_version)}</p>")
     return (f"<h1>AQ-27 probe of {esc(summary.model_id)}</h1>"
-            f'<p class="meta">Language {esc(summary.lang)} · PLL metric {esc(options.get("metric"))} · score: '
+            f'<p class="meta">Language {esc(summary.lang)} · method {esc(options.get("method", "paper"))} · PLL '
+            f'metric {esc(options.get("metric"))} · score: '
             f'{esc(options.get("scope"))} {esc(options.get("reduce"))} · trailing period '
             f'{"yes" if options.get("period") else "no"} · illnesses {esc(options.get("illnesses"))} · '
             f"corpus-audit {esc(summary.package_version)}</p>")
 
 
+def _verdict(results: dict[str, Any]) -> str:
+    lines = results.get("verdict") or []
+    return '<div class="verdict">' + "".join(f"<p>{esc(line)}</p>" for line in lines) + "</div>" if lines else ""
+
+
+def _flag(record: dict[str, Any]) -> str:
+    return "random copies too" if record.get("flagged") else ""
+
+
+def _null_check(results: dict[str, Any]) -> str:
+    null = results.get("null_check") or {}
+    if not null.get("models"):
+        return ("<p>No null check was run (<code>--null-models 0</code>): nothing here says whether a model that "
+                "learnt nothing would give the same result.</p>")
+    rows = [(c["seed"], num(c["mean_difference"], 3), p_value(c["p"]), "yes" if c["significant"] else "no",
+             c["significant_dimensions"]) for c in null["copies"]]
+    return ("<h2>Null check: the same statistics on randomly initialised copies</h2>"
+            f"<p>{null['models']} copies of the model's architecture with its tokenizer and freshly drawn weights "
+            f"(seeds 0..{null['models'] - 1}) scored the same prompts. False-positive rate: overall "
+            f"{num(null['false_positive_rate'], 2)}, per dimension {num(null['dimension_false_positive_rate'], 2)}. "
+            "A significant result of the model where a copy is significant too (either direction: the test then "
+            "fires on models that learnt nothing) is marked 'random copies too' and is not evidence of learnt "
+            "stigma.</p>"
+            + table(["seed", "difference, mental - physical", "p", "significant", "dimensions significant"], rows,
+                    numeric_from=1))
+
+
 def _results(summary: ProbeSummary) -> str:
     results = summary.results
+    if results.get("method") == "controlled":
+        return _controlled_results(summary)
     counts = results.get("counts", {})
     overall = results["overall"]
     rows = [("ALL", overall["n_pairs"], num(overall["mean_a"], 2), num(overall["mean_b"], 2),
              with_ci(overall["mean_difference"], overall["mean_difference_ci"], 2),
              with_ci(overall["rank_biserial"], overall["rank_biserial_ci"]), p_value(overall["wilcoxon_p"]),
-             overall["significance"], MISSING)]
+             overall["significance"], _flag(overall), MISSING)]
     rows += [(f"{d['dimension']}{' (reversed)' if d['reverse_scored'] else ''}", d["n_pairs"], num(d["mean_a"], 2),
               num(d["mean_b"], 2), with_ci(d["mean_difference"], d["mean_difference_ci"], 2),
               with_ci(d["rank_biserial"], d["rank_biserial_ci"]), p_value(d["p_bonferroni"]), d["significance"],
-              num(d["alpha"], 2)) for d in results["dimensions"]]
+              _flag(d), num(d["alpha"], 2)) for d in results["dimensions"]]
     lengths = counts.get("mean_tokens", {})
-    direction = "higher" if (overall["mean_difference"] or 0) > 0 else "lower"
-    return ("<h2>Mental vs physical illnesses (the seed paper's Table 2)</h2>"
-            f"<p>{counts.get('prompts', MISSING)} prompts ({counts.get('distinct_sentences', MISSING)} distinct "
+    return ("<h2>Mental vs physical illnesses (the seed paper's Table 2, --method paper)</h2>"
+            + _verdict(results)
+            + f"<p>{counts.get('prompts', MISSING)} prompts ({counts.get('distinct_sentences', MISSING)} distinct "
             f"sentences): {counts.get('items', MISSING)} items × {counts.get('noun_phrases', MISSING)} noun phrases × "
             f"{esc(counts.get('illnesses', {}).get('mental', MISSING))} mental and "
-            f"{esc(counts.get('illnesses', {}).get('physical', MISSING))} physical illnesses. Overall the model "
-            f"scores the prompts <strong>{direction}</strong> with a mental illness (Wilcoxon p "
-            f"{p_value(overall['wilcoxon_p'])}, rank-biserial r {num(overall['rank_biserial'], 2)}).</p>"
+            f"{esc(counts.get('illnesses', {}).get('physical', MISSING))} physical illnesses. <strong>This method "
+            "confounds the illness names' length and frequency with stigma</strong>: it compares the raw PLL of "
+            "different names, and it counts item × noun phrase pairs as the units where the illnesses are, so a "
+            "model that learnt nothing comes out significant (docs/probe.md).</p>"
             + table(["dimension", "pairs", "mean mental", "mean physical", "difference [95% CI]",
-                     "rank-biserial r [95% CI]", "p (Bonferroni)", "", "Cronbach's α (mental)"], rows)
+                     "rank-biserial r [95% CI]", "p (Bonferroni)", "", "null check", "Cronbach's α (mental)"], rows)
             + "<p>Pairs: one per item × noun phrase, each side the mean score over that group's illnesses. Wilcoxon "
               "signed-rank test, two-sided; dimension p-values Bonferroni-adjusted over the dimensions. r > 0: the "
               "mental side tends to score higher. Help and Avoidance items are worded positively (reverse-scored in "
@@ -91,16 +122,55 @@ def _results(summary: ProbeSummary) -> str:
               "internal consistency of the dimension's three items over noun phrase × mental illness.</p>"
             + (f"<p>Mean pieces scored per prompt: mental {num(lengths.get('mental'), 1)}, physical "
                f"{num(lengths.get('physical'), 1)}. A summed PLL falls with every piece, so a gap in length shifts "
-               "every comparison the same way: check it with <code>--reduce mean</code> "
-               "(docs/probe.md).</p>" if lengths else ""))
+               "every comparison the same way.</p>" if lengths else "")
+            + _null_check(results))
+
+
+def _controlled_results(summary: ProbeSummary) -> str:
+    results = summary.results
+    counts = results.get("counts", {})
+    overall = results["overall"]
+
+    def row(label: str, d: dict[str, Any], p: str, alpha: Any) -> tuple[Any, ...]:
+        return (label, d["n_a"], d["n_b"], num(d["mean_a"], 3), num(d["mean_b"], 3),
+                with_ci(d["mean_difference"], d["mean_difference_ci"], 3), num(d["hedges_g"], 2), p_value(d[p]),
+                d["significance"], _flag(d), alpha)
+
+    rows = [row("ALL", overall, "permutation_p", MISSING)]
+    rows += [row(f"{d['dimension']}{' (reversed)' if d['reverse_scored'] else ''}", d, "p_holm", num(d["alpha"], 2))
+             for d in results["dimensions"]]
+    lengths = counts.get("mean_tokens", {})
+    reduce = summary.options.get("reduce")
+    return ("<h2>Mental vs physical illnesses, the illness as the unit (--method controlled)</h2>"
+            + _verdict(results)
+            + f"<p>{counts.get('prompts', MISSING)} prompts ({counts.get('items', MISSING)} items × "
+            f"{counts.get('noun_phrases', MISSING)} noun phrases × "
+            f"{esc(counts.get('illnesses', {}).get('mental', MISSING))} mental and "
+            f"{esc(counts.get('illnesses', {}).get('physical', MISSING))} physical illnesses) and "
+            f"{counts.get('carriers', MISSING)} neutral carrier sentences per noun phrase × illness. The score of a "
+            "prompt is the log-probability of the illness's pieces in the item less their log-probability in the "
+            f"neutral carriers with the same noun phrase ({esc(reduce)} over pieces): how much the item raises or "
+            "lowers the illness beyond its own likelihood, which takes out the name's length and frequency. Each "
+            "illness's score is the mean over its prompts; mental vs physical compares those illnesses' scores "
+            "(permutation test over the illness labels, two-sided; bootstrap CI resampling illnesses within each "
+            "group; Hedges' g; dimension p-values Holm-adjusted over the dimensions).</p>"
+            + table(["dimension", "mental illnesses", "physical illnesses", "mean mental", "mean physical",
+                     "difference [95% CI]", "Hedges' g", "p (Holm)", "", "null check", "Cronbach's α (mental)"], rows)
+            + "<p>A positive difference: the items raise the likelihood of mental illnesses more than of physical "
+              "ones (they read as more fitting). Help and Avoidance items are worded positively: there a positive "
+              "difference means <em>less</em> stigma.</p>"
+            + (f"<p>Pieces per illness name, mean: mental {num(lengths.get('mental'), 2)}, physical "
+               f"{num(lengths.get('physical'), 2)} (per illness in the table below).</p>" if lengths else "")
+            + _null_check(results))
 
 
 def _illnesses(summary: ProbeSummary) -> str:
     records = sorted(summary.results.get("illnesses", []),
                      key=lambda r: -math.inf if r["mean_score"] is None else -r["mean_score"])
-    rows = [(r["illness"], r["illness_type"], r["n_prompts"], num(r["mean_score"], 2), num(r["sd_score"], 2))
-            for r in records]
-    return "<h2>Per illness</h2>" + table(["illness", "type", "prompts", "mean score", "SD"], rows, numeric_from=2)
+    rows = [(r["illness"], r["illness_type"], r["n_prompts"], num(r.get("n_pieces"), 0), num(r["mean_score"], 3),
+             num(r["sd_score"], 3), num(r.get("mean_baseline"), 3)) for r in records]
+    return "<h2>Per illness</h2>" + table(["illness", "type", "prompts", "pieces", "mean score", "SD",
+                                           "neutral baseline"], rows, numeric_from=2)
 
 
 def _gender(summary: ProbeSummary) -> str:
@@ -137,11 +207,12 @@ def _gender(summary: ProbeSummary) -> str:
 
 def _comparison_row(label: str, c: dict[str, Any]) -> tuple[Any, ...]:
     return (label, c["n_a"], c["n_b"], num(c["mean_a"]), num(c["mean_b"]),
-            with_ci(c["mean_difference"], c["mean_difference_ci"]), p_value(c["mann_whitney_p"]))
+            with_ci(c["mean_difference"], c["mean_difference_ci"]), p_value(c["mann_whitney_p"]),
+            p_value(c["p_holm"]) if "p_holm" in c else MISSING)
 
 
 _COMPARISON_HEADERS = ["", "stigmatised", "not stigmatised", "mean (stigmatised)", "mean (not)",
-                       "difference [95% CI]", "Mann-Whitney p"]
+                       "difference [95% CI]", "Mann-Whitney p", "p (Holm over templates)"]
 
 
 def _social_distance(summary: ProbeSummary) -> str:
@@ -214,7 +285,8 @@ def _contextual(summary: ProbeSummary) -> str:
     rows = [(c["condition"], c["category"], c.get(f"n_{arms[0]}"),
              *(num(c.get(f"rate_{arm}"), 2) for arm in arms),
              *((_odds_row({"odds_ratio": c["odds_ratio"], "odds_ratio_ci": (c["or_low"], c["or_high"]), "p": c["p"],
-                           "p_bh": c["p_bh"]}) if c["odds_ratio"] is not None else ("reference", "", "", ""))))
+                           "p_bh": c["p_bh"]}) if c["odds_ratio"] is not None
+               else ("not estimable (separation)", "", "", "") if c.get("separated") else ("reference", "", "", ""))))
             for c in conditions]
     parts = ["<h2>Stigma-congruent completions per condition (Wang et al.'s Figure 3a)</h2>",
              f"<p>{counts['completions']} completions of {summary.model_id}: {counts['scenarios']} scenarios × "
@@ -276,10 +348,13 @@ def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     """The report section of ``corpus-audit link``: its verdict, tables and figure."""
     parts = ["<h2>How far the corpus explains the model</h2>",
              '<div class="verdict">' + "".join(f"<p>{esc(line)}</p>" for line in link["verdict"]) + "</div>"]
-    rows = [(c["audit"], c["measure"], c["n"], with_ci(c["rho"], c["rho_ci"], 2), p_value(c["permutation_p"]))
-            for c in link["correlations"]]
-    parts.append(table(["audit", "corpus measure vs model measure", "n", "Spearman ρ [95% CI]", "permutation p"],
-                       rows, numeric_from=2))
+    rows = [(c["audit"], c["measure"], ", ".join(c.get("covariates") or []) or "none", c["n"],
+             with_ci(c["rho"], c["rho_ci"], 2), p_value(c["permutation_p"]), p_value(c.get("p_holm")),
+             "yes" if c.get("evidence") else "no") for c in link["correlations"]]
+    level = next((c["confidence"] for c in link["correlations"] if c.get("confidence")), 0.95)
+    parts.append(table(["audit", "corpus measure vs model measure", "taken out", "n",
+                        f"Spearman ρ [{100 * level:.1f}% CI]", "permutation p", "p (Holm)", "evidence"],
+                       rows, numeric_from=3))
     parts.append(figure(folder.figure(LINK_FIGURE, "png"), LINK_CAPTION))
     dimension_rows = [(d["audit"], d["dimension"], num(d["corpus_difference"]), num(d.get("corpus_dim_difference")),
                        num(d["model_difference"], 2)) for d in link["dimensions"]]

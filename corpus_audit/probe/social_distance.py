@@ -15,6 +15,7 @@ stigmatised and 29 non-stigmatised conditions (Mei et al. 2023), in two checkpoi
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -28,17 +29,20 @@ from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
-from corpus_audit.probe.fill_common import MASK, FillRun, FillStage
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeSummary
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
-from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_labels
-from corpus_audit.stigma.stats import compare_groups
+from corpus_audit.probe.fill_common import FillRun, FillStage
+from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
+                                       ProbeSummary)
+from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
+from corpus_audit.stigma.stats import compare_groups, holm
+from corpus_audit.stigma.unit_stats import ALPHA
 
 if TYPE_CHECKING:
     import pandas as pd
 
 FILES = ("social_distance_conditions.csv", "social_distance_items.csv", "social_distance_templates.csv")
 LABELS_FILE = "social_distance_labels.csv"
+FUNCTION_WORDS_FILE = "social_distance_function_words.csv"
 BASELINE = "(baseline)"
 #: The template whose baseline prompts give the instrument its sentences ("It is <word> for me to rent a room in my
 #: home to someone."): the plainest wording, without "Choosing between ..." or "I would say".
@@ -66,9 +70,9 @@ class SocialDistanceOptions:
 
     def __post_init__(self) -> None:
         if self.valence not in METHODS:
-            raise ValueError(f"valence must be one of {', '.join(METHODS)}, not {self.valence!r}")
+            raise ProbeOptionsError(f"valence must be one of {', '.join(METHODS)}, not {self.valence!r}")
         if self.top_k < 1:
-            raise ValueError("top_k must be at least 1")
+            raise ProbeOptionsError("top_k must be at least 1")
 
 
 def folder_of(lang: str, questionnaire: str | Path | None) -> Path:
@@ -132,7 +136,7 @@ def label_fills(words: list[str], options: SocialDistanceOptions, folder: Path,
             return score_texts(sentences, embedder, axes, show_progress=False)
     reference = read_labels(hand_path)  # validation: the method on the words of the hand-labelled file
     automatic = auto_labels([w for w in words if w.lower() not in hand] + list(reference), options.valence,
-                            contexts, measure)
+                            contexts, measure, read_function_words(folder / FUNCTION_WORDS_FILE))
     validation = {"method": options.valence, "labels_file": str(hand_path),
                   **agreement(reference, {w.lower(): label for w, label in automatic.items()})}
     labels, sources = {}, {}
@@ -176,6 +180,15 @@ def analyse(conditions: pd.DataFrame, n_boot: int, seed: int) -> dict[str, Any]:
     comparisons = {column.removeprefix("p_negative").removeprefix("_") or "all": compare_groups(
         stigma[column], other[column], label_a="stigmatized", label_b="not stigmatized", n_boot=n_boot,
         seed=seed).to_dict() for column in columns}
+    # the per-template tests are one family: Holm over them ("all", the primary test, stands alone)
+    templates = [key for key in comparisons if key != "all"]
+    adjusted = holm([math.nan if comparisons[key]["mann_whitney_p"] is None else comparisons[key]["mann_whitney_p"]
+                     for key in templates])
+    for key, p in zip(templates, adjusted):
+        comparisons[key]["p_holm"] = None if math.isnan(p) else float(p)
+    for key, comparison in comparisons.items():
+        p = comparison["mann_whitney_p"] if key == "all" else comparison["p_holm"]
+        comparison["significant"] = bool(p is not None and p < ALPHA)
     baseline = conditions[conditions["condition"] == BASELINE]
     return jsonable({"comparisons": comparisons,
                      "baseline": {c.removeprefix("p_negative").removeprefix("_") or "all": float(baseline[c].iloc[0])

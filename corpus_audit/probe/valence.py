@@ -13,8 +13,10 @@ user's), and otherwise from one automatic method:
   my home to someone."): the mean warmth's sign where the instrument's judgement gate says the sentences judge
   (mean ``judgement_strength`` >= 0.5), neutral otherwise.
 
-A fill that is not a word (punctuation, a word piece such as ``##ing``) is irrelevant under every method, and
-irrelevant fills are left out of P(negative) as in the paper. How each method agrees with the hand labels (Cohen's
+A fill that is not an answer is irrelevant under every method, and irrelevant fills are left out of P(negative) as
+in the paper: not a word (punctuation, a word piece such as ``##ing``), or a function word of the questionnaire's
+``social_distance_function_words.csv`` ("the", "to", "not": words a model fills in that say nothing of the
+prompt's valence, and that VADER and TextBlob call neutral, which diluted P(negative)). How each method agrees with the hand labels (Cohen's
 kappa): docs/probe.md.
 """
 
@@ -95,13 +97,29 @@ def instrument_labels(words: Sequence[str], contexts: Sequence[str], measure: Ca
             for w, s in zip(warmth, strength)]
 
 
+def read_function_words(path: str | Path) -> frozenset[str]:
+    """The lower-cased ``word`` column of a CSV; none when the file does not exist (an older questionnaire)."""
+    path = Path(path)
+    if not path.is_file():
+        return frozenset()
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if "word" not in (reader.fieldnames or []):
+                raise LabelFileError(f"{path}: needs the column word")
+            return frozenset((row["word"] or "").strip().lower() for row in reader if (row["word"] or "").strip())
+    except OSError as error:
+        raise LabelFileError(f"{path}: cannot read it ({error})") from None
+
+
 def auto_labels(words: Sequence[str], method: str, contexts: Sequence[str] = (),
-                measure: Callable[[list[str]], Any] | None = None) -> dict[str, str]:
-    """The label of each distinct word by ``method``; non-words are irrelevant."""
+                measure: Callable[[list[str]], Any] | None = None,
+                function_words: frozenset[str] = frozenset()) -> dict[str, str]:
+    """The label of each distinct word by ``method``; non-words and ``function_words`` are irrelevant."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, not {method!r}")
     distinct = sorted(set(words))
-    real = [word for word in distinct if is_word(word)]
+    real = [word for word in distinct if is_word(word) and word.lower() not in function_words]
     if method == "lexicons":
         found = [v if v != "neutral" else t for v, t in zip(vader_labels(real), textblob_labels(real))]
     elif method == "vader":

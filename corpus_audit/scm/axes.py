@@ -37,10 +37,12 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.embed.base import same_embeddings
 from corpus_audit.scm.heads import KINDS, ClassifierHead
-from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS
+from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
 
 HEADS = ("polar", *KINDS)
+#: Classes of the stigma head (scm/stigma.py); the score is the probability of the second.
+STIGMA_CLASSES = ("not_stigmatising", "stigmatising")
 FORMAT_VERSION = 2
 
 
@@ -199,24 +201,36 @@ class SCMAxes:
         """Whether these axes carry the judgement gate and the dimension heads."""
         return bool(getattr(self, "judgement_", None))
 
-    def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead) -> SCMAxes:
-        """Carry ``gate`` (classes ``CATEGORIES``) and ``dimensions`` (classes ``DIMENSION_CLASSES``) with the axes."""
+    def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead,
+                         stigma: ClassifierHead | None = None) -> SCMAxes:
+        """Carry ``gate`` (classes ``CATEGORIES``), ``dimensions`` (classes ``DIMENSION_CLASSES``) and optionally the
+        stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes."""
         if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
-        self.judgement_ = {"gate": gate, "dimensions": dimensions}
+        if stigma is not None and stigma.classes != STIGMA_CLASSES:
+            raise ValueError(f"the stigma head must have the classes {STIGMA_CLASSES}")
+        self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {})}
         return self
+
+    @property
+    def stigma_head(self) -> ClassifierHead | None:
+        """The stigma head, or None (axes trained before it, or by a recipe without the gate)."""
+        return getattr(self, "judgement_", {}).get("stigma")
 
     def measure(self, X: np.ndarray) -> np.ndarray:
         """Embeddings (n, d) -> float32 array (n, len(OUTPUT_COLUMNS)): warmth, competence, the probability of
-        each category (``CATEGORIES``; that of a judgement is the judgement strength) and the nine dimension scores
-        p(endorse) - p(reject). The judgement columns are NaN when the axes carry no gate."""
+        each category (``CATEGORIES``; that of a judgement is the judgement strength), the nine dimension scores
+        p(endorse) - p(reject) and the stigma score p(stigmatising). The judgement columns are NaN when the axes
+        carry no gate, the stigma score when they carry no stigma head."""
         X = self._check_fitted(X)
         out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
         out[:, :2] = self.transform(X)
         if self.judges:
             out[:, 2:2 + len(CATEGORIES)] = self.judgement_["gate"].predict_proba(X)
             proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
-            out[:, 2 + len(CATEGORIES):] = proba[:, :, 0] - proba[:, :, 1]
+            out[:, 2 + len(CATEGORIES):2 + len(CATEGORIES) + len(DIMENSION_COLUMNS)] = proba[:, :, 0] - proba[:, :, 1]
+        if self.stigma_head is not None:
+            out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_head.predict_proba(X)[:, 1]
         return out
 
     def check_embedder(self, embedder_id: str) -> None:
@@ -283,9 +297,10 @@ class SCMAxes:
                 heads = {part: ClassifierHead(kind, classes, {name.split("__", 1)[1]: value
                                                               for name, value in arrays.items()
                                                               if name.startswith(f"{part}__")})
-                         for (part, classes) in (("gate", CATEGORIES), ("dimensions", DIMENSION_CLASSES))
-                         for kind in [parts[part]]}
-                axes.attach_judgement(heads["gate"], heads["dimensions"])
+                         for (part, classes) in (("gate", CATEGORIES), ("dimensions", DIMENSION_CLASSES),
+                                                 ("stigma", STIGMA_CLASSES))
+                         if part in parts for kind in [parts[part]]}
+                axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"))
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():
                 if arrays[name].shape != shape or not np.isfinite(arrays[name]).all():

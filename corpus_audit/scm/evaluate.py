@@ -20,6 +20,7 @@ from corpus_audit.scm.lexicon import SeedAdjective, load_seed_lexicon, seed_lexi
 from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS
 from corpus_audit.scm.judgement import load_judgement_data, sentence_folds
 from corpus_audit.scm.recipes import EmbeddingCache, Recipe, fit_recipe, training_sentences
+from corpus_audit.scm.stigma import format_stigma, stigma_validity
 from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS, JUDGEMENT
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 
@@ -122,7 +123,7 @@ def judgement_cross_validation(cache: EmbeddingCache, recipe: Recipe, lang: str,
     is_judgement = category == CATEGORIES.index(JUDGEMENT)
     distance = np.hypot(predictions[:, 0], predictions[:, 1])
     probabilities = predictions[:, len(AXES):len(AXES) + len(CATEGORIES)]
-    scores = predictions[:, len(AXES) + len(CATEGORIES):]
+    scores = predictions[:, len(AXES) + len(CATEGORIES):len(AXES) + len(CATEGORIES) + len(DIMENSION_COLUMNS)]
     result: dict[str, Any] = {
         "n_neutral": int((~is_judgement).sum()), "n_judgements": int(is_judgement.sum()),
         "neutral_distance": float(distance[~is_judgement].mean()),
@@ -181,7 +182,8 @@ def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_
                    labelled: list[str | Path] = ()) -> dict:
     """Cross-validation and generalisation for each recipe, sharing one embedding cache (kept on disk at
     ``embedding_cache`` when given); for a recipe with the judgement gate also :func:`judgement_cross_validation`;
-    and each recipe's axes (trained on everything) on every ``labelled`` file of real sentences."""
+    each recipe's axes (trained on everything) on every ``labelled`` file of real sentences; and, for axes with
+    the stigma head, its score on the held-out real sentences (:func:`~corpus_audit.scm.stigma.stigma_validity`)."""
     from corpus_audit.scm.recipes import get_recipe, train_axes
 
     cache = EmbeddingCache(embedder, embedding_cache)
@@ -198,6 +200,7 @@ def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_
             "judgement": judgement_cross_validation(cache, recipe, lang, adjectives, n_folds=n_folds, seed=seed)
             if recipe.judgement else None,
             "labelled": [labelled_validity(cache, axes, path, lang) for path in labelled],
+            "stigma": stigma_validity(cache.encode, axes, lang) if axes.stigma_head is not None else None,
         }
     return report
 
@@ -218,6 +221,7 @@ def validity_record(report: dict, recipe: str, source: str) -> dict:
         "cross_validation_mean": {test: stats["mean"] for test, stats in measured["cross_validation"].items()},
         "judgement": measured.get("judgement"),
         "labelled": measured.get("labelled", []),
+        "stigma": measured.get("stigma"),
     }
 
 
@@ -250,6 +254,8 @@ def format_report(report: dict) -> str:
             lines.append("  dimension AUC (endorse vs rest / endorse vs reject): " + ", ".join(
                 f"{dimension} {d['auc']:.2f}/{d['stance_auc']:.2f}" for dimension, d in j["dimensions"].items()))
             lines.append(f"  top dimension right for {j['top_dimension_accuracy']:.1%} of held-out judgements")
+        if measured.get("stigma"):
+            lines.append(f"{name}: {format_stigma(measured['stigma'])}")
         for result in measured.get("labelled") or []:
             lines.append(f"{name}: {result['file']} ({result['n']} real sentences, {result['n_judgements']} "
                          "judgements):")
@@ -290,7 +296,8 @@ def labelled_validity(cache: EmbeddingCache, axes, labelled: str | Path, lang: s
              for sentence, offsets in zip(table["sentence"], table["term_offsets"])]
     scores = axes.measure(cache.encode(texts))
     n_categories = len(CATEGORIES)
-    predicted, top = label_sentences(scores[:, 2:2 + n_categories], scores[:, 2 + n_categories:])
+    predicted, top = label_sentences(scores[:, 2:2 + n_categories],
+                                     scores[:, 2 + n_categories:2 + n_categories + len(DIMENSION_COLUMNS)])
     is_judgement = (table["category"] == JUDGEMENT).to_numpy()
     distance = np.hypot(scores[:, 0], scores[:, 1])
     right = []

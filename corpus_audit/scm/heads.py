@@ -41,14 +41,18 @@ class ClassifierHead:
         self.kind, self.classes, self.arrays = kind, tuple(classes), dict(arrays or {})
 
     def fit(self, X: np.ndarray, labels: np.ndarray, *, C: float = 1.0, hidden_units: int = 256, alpha: float = 1e-3,
-            random_state: int = 0, balanced: bool = False) -> ClassifierHead:
+            random_state: int = 0, balanced: bool = False,
+            sample_weight: np.ndarray | None = None) -> ClassifierHead:
         """Fit on embeddings ``X`` (n, d) and ``labels`` (n,) = indices into ``classes``; every class must occur.
         ``balanced`` weighs the logistic model's classes inversely to their frequency (the network is fitted on a
-        resample with equal class counts instead, since scikit-learn's MLP takes no weights)."""
+        resample with equal class counts instead, since scikit-learn's MLP takes no weights); ``sample_weight``
+        (per row) is for the logistic model only."""
         from sklearn.linear_model import LogisticRegression
         from sklearn.neural_network import MLPClassifier
 
         labels = np.asarray(labels)
+        if sample_weight is not None and self.kind != "logistic":
+            raise ValueError("sample weights need a logistic head (scikit-learn's MLP takes none)")
         present = np.unique(labels)
         if len(present) != len(self.classes) or not np.array_equal(present, np.arange(len(self.classes))):
             missing = sorted(set(range(len(self.classes))) - set(present.tolist()))
@@ -57,7 +61,7 @@ class ClassifierHead:
         for kind in KINDS[self.kind]:
             if kind == "logistic":
                 model = LogisticRegression(C=C, max_iter=3000, class_weight="balanced" if balanced else None)
-                model.fit(X, labels)
+                model.fit(X, labels, sample_weight=sample_weight)
                 weights, bias = _as_multinomial(model.coef_.T, model.intercept_)
                 arrays.update({"logistic__weights": weights, "logistic__bias": bias})
             else:

@@ -14,6 +14,7 @@ from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.judgement import JudgementData, fit_judgement_heads, load_judgement_data
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.common.resources import data_file, sha256_file
+from corpus_audit.scm.stigma import StigmaData, fit_stigma_head, load_stigma_data
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
 
@@ -40,6 +41,14 @@ class Recipe:
     # Head of the gate and the dimension classifier (a linear one measured as good as the mean with a network on the
     # labelled real sentences, at a twentieth of the fitting time).
     judgement_head: str = "logistic"
+    # The stigma head (scm/stigma.py; needs ``judgement``), per language: (language, weight of a written sentence
+    # beside a real one, C of the logistic head), chosen on dev by scripts/select_stigma_weight.py. A language not
+    # listed gets no stigma head.
+    stigma_heads: tuple[tuple[str, float, float], ...] = ()
+
+    def stigma_settings(self, lang: str) -> tuple[float, float] | None:
+        """(written weight, C) of the stigma head for ``lang``, or None."""
+        return next(((weight, C) for name, weight, C in self.stigma_heads if name == lang), None)
 
     def make_axes(self) -> SCMAxes:
         return SCMAxes(head=self.head, n_components=self.n_components, C=self.C, hidden_units=self.hidden_units,
@@ -53,7 +62,8 @@ RECIPES = {
     # a logistic head (measured best on MiniLM, docs/axes.md), neutral text as a third class of each axis so that
     # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
-                      pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4),
+                      pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
+                      stigma_heads=(("en", 0.3, 0.3), ("es", 0.3, 3.0))),
 }
 DEFAULT_RECIPE = "default"
 
@@ -124,10 +134,13 @@ class EmbeddingCache:
 
 
 def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, templates: LabelledSentences,
-               judgement: JudgementData | None = None, seed: int = 0, metadata: dict | None = None) -> SCMAxes:
+               judgement: JudgementData | None = None, seed: int = 0, metadata: dict | None = None,
+               stigma: StigmaData | None = None) -> SCMAxes:
     """Axes fitted by ``recipe`` on the template sentences and, for a judgement recipe, on ``judgement`` data too:
     its neutral sentences are the axes' third class, its judgements add their SCM reading, and the gate and the
-    dimension heads are fitted on it plus a sample of template sentences (trait judgements of no one dimension)."""
+    dimension heads are fitted on it plus a sample of template sentences (trait judgements of no one dimension).
+    With ``stigma`` data and a recipe with a stigma head, that head is fitted on its train and dev sentences (never
+    the held-out ones)."""
     if not recipe.judgement:
         return recipe.make_axes().fit(encode(templates.sentences), templates.targets, metadata=metadata)
     if judgement is None:
@@ -147,7 +160,17 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
                                            recipe.judgement_head,
                                            C=recipe.C, hidden_units=recipe.hidden_units, alpha=recipe.alpha,
                                            random_state=seed)
-    return axes.attach_judgement(gate, dimensions)
+    return axes.attach_judgement(gate, dimensions, fit_stigma(recipe, encode, lang, stigma))
+
+
+def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, stigma: StigmaData | None):
+    """The recipe's stigma head for ``lang`` fitted on the train and dev sentences of ``stigma`` (never the
+    held-out ones), or None for a recipe or language without one, or without the data."""
+    settings = recipe.stigma_settings(lang)
+    if stigma is None or settings is None:
+        return None
+    fitted = stigma.subset(stigma.rows(("train", "dev")))
+    return fit_stigma_head(encode(fitted.texts), fitted, np.arange(len(fitted)), settings[0], C=settings[1])
 
 
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,
@@ -158,6 +181,7 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
     adjectives = load_seed_lexicon(lexicon_path)
     data = training_sentences(chosen, lang, adjectives, seed=seed)
     judgement = load_judgement_data(lang) if chosen.judgement else None
+    stigma = load_stigma_data(lang) if chosen.judgement and chosen.stigma_settings(lang) is not None else None
     template_set = load_template_set(lang, chosen.templates)
     metadata = {
         "embedder_id": embedder.model_id,
@@ -169,8 +193,9 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
         # Gender/number forms shape the training sentences of languages with agreement.
         "forms_sha256": sha256_file(forms_path) if (forms_path := forms_table_path(lang)).is_file() else None,
         "judgement_sha256": judgement.sha256 if judgement else None,
+        "stigma_sha256": stigma.sha256 if stigma else None,
         "n_training_sentences": len(data) + (len(judgement) if judgement else 0),
         "seed": seed,
         "package_version": __version__,
     }
-    return fit_recipe(chosen, embedder.encode, lang, data, judgement, seed=seed, metadata=metadata)
+    return fit_recipe(chosen, embedder.encode, lang, data, judgement, seed=seed, metadata=metadata, stigma=stigma)

@@ -40,6 +40,20 @@ def require_columns(df: pd.DataFrame, columns: Iterable[str]) -> None:
                          f"(has: {', '.join(map(str, df.columns))})")
 
 
+def illness_list(value: Any) -> list[Any]:
+    """An ``illnesses`` cell as a list: Parquet gives arrays; hand-made tables may hold one name as a string, or
+    None."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+def explode_illnesses(df: pd.DataFrame, column: str = "illness") -> pd.DataFrame:
+    """One row per row of ``df`` and illness it names, the illness in ``column`` (a sentence naming two illnesses
+    counts for each); rows naming none are left out."""
+    return df.assign(**{column: df["illnesses"].map(illness_list)}).explode(column).dropna(subset=[column])
+
+
 def scored_rows(df: pd.DataFrame) -> pd.DataFrame:
     """Rows whose warmth and competence are both finite."""
     import numpy as np

@@ -206,3 +206,40 @@ def test_export_flagged_reads_the_audits_own_bias_map(tmp_path):
     assert flagged_sentences(outdir, dimension="pity")["doc_id"].tolist() == ["c"]
     with pytest.raises(UnknownDimensionError, match="valid: Pity$"):
         flagged_sentences(outdir, dimension="Fear")
+
+
+def test_flagged_documents_rank_by_their_most_stigmatising_sentence():
+    from corpus_audit.audit.flagged import documents_summary
+
+    flagged = pd.DataFrame({"doc_id": ["many", "many", "many", "one", "none"], "stigma": [0.1, 0.2, 0.05, 0.9, np.nan]})
+    summary = documents_summary(flagged)
+    assert summary["doc_id"].tolist() == ["one", "many", "none"]
+    assert summary["flagged"].tolist() == [1, 3, 1] and summary["stigma"].tolist()[:2] == [0.9, 0.2]
+    # an audit scored before the stigma head: most flagged first, as before
+    assert documents_summary(flagged.drop(columns="stigma"))["doc_id"].tolist() == ["many", "none", "one"]
+
+
+def test_export_flagged_lists_judgements_with_their_category_unless_told(tmp_path):
+    """The gate's neutral mentions (self-disclosure, clinical, ...) judge no one: not exported by default;
+    --category chooses, 'all' keeps every one; the category is a column of the export."""
+    frame = make_audit(tmp_path / "a", seed=1)
+    categories = np.array(["judgement", "self_disclosure", "clinical", "question"])[np.arange(len(frame)) % 4]
+    frame.assign(category=categories, judgement_strength=0.5).to_parquet(tmp_path / "a" / "sentences.parquet",
+                                                                         index=False)
+    scored = frame["quadrant"].notna().to_numpy()
+    runner = CliRunner()
+    target = tmp_path / "flagged.csv"
+    result = runner.invoke(cli.main, ["export-flagged", str(tmp_path / "a"), "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    exported = pd.read_csv(target)
+    assert set(exported["category"]) == {"judgement"} and len(exported) == int((scored & (categories == "judgement")).sum())
+    assert f"{len(exported)} flagged sentences (judgement) in" in result.output
+    result = runner.invoke(cli.main, ["export-flagged", str(tmp_path / "a"), "--category", "clinical", "--category",
+                                      "question", "-o", str(target)])
+    assert result.exit_code == 0, result.output
+    assert set(pd.read_csv(target)["category"]) == {"clinical", "question"}
+    result = runner.invoke(cli.main, ["export-flagged", str(tmp_path / "a"), "--category", "all", "-o", str(target)])
+    assert len(pd.read_csv(target)) == int(scored.sum()) and "(every category)" in result.output
+    result = runner.invoke(cli.main, ["export-flagged", str(tmp_path / "a"), "--category", "gossip", "-o",
+                                      str(target)])
+    assert result.exit_code == 2 and "'gossip' is not one of" in result.output

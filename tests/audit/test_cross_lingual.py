@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from corpus_audit.audit import cross_lingual
+from corpus_audit.audit.analysis import analyse
 from corpus_audit.stigma.quadrants import quadrant_of
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "cross_lingual.py"
@@ -32,11 +33,11 @@ def write_audit(folder: Path, sentences: pd.DataFrame, aq27: list[float], model:
     sentences = sentences.assign(sentence_index=0, sentence=[f"s{i}" for i in range(n)], illnesses=[["x"]] * n,
                                  quadrant=quadrant_of(sentences["warmth"].to_numpy(), sentences["competence"].to_numpy()))
     sentences.to_parquet(folder / "sentences.parquet")
-    comparisons = {score: {"mean_difference": 0.1, "mean_difference_ci": [0.0, 0.2], "rank_biserial": 0.05,
-                           "mann_whitney_p": 0.3} for score in ("warmth", "competence")}
-    summary = {"options": {}, "filter": {}, "score": {"model_id": model},
-               "analysis": {"n_by_type": sentences["illness_type"].value_counts().to_dict(),
-                            "comparisons": comparisons}}
+    analysis = analyse(sentences).to_dict()  # as an audit writes it, with set comparisons
+    for score in ("warmth", "competence"):
+        analysis["comparisons"][score].update(mean_difference=0.1, mean_difference_ci=[0.0, 0.2], rank_biserial=0.05,
+                                              mann_whitney_p=0.3)
+    summary = {"options": {}, "filter": {}, "score": {"model_id": model}, "analysis": analysis}
     (folder / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     pd.DataFrame({"dimension": DIMENSIONS, "warmth": "low", "competence": "any", "share_mental": 0.5,
                   "share_physical": 0.5, "difference": aq27}).to_csv(folder / "aq27.csv", index=False)

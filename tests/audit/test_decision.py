@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from scipy import stats as scipy_stats
 
 from corpus_audit.audit.analysis import analyse, by_group
+from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.audit.verdict import verdict
 from corpus_audit.cli import main
 from corpus_audit.stigma.stats import gap_change, mean_ci, minimum_detectable_effect
@@ -72,15 +73,20 @@ def test_by_group_pools_the_smaller_groups():
     assert set(by_group(data, "site", max_groups=2)["group"]) == {"s0", "s1", "(other)"}
 
 
-def test_verdict_says_when_a_group_is_missing_and_gives_the_detectable_size_otherwise():
-    one_group = verdict(analyse(frame(50, 0)).to_dict())
-    assert any("too few physical-illness sentences" in line for line in one_group)
-    both = " ".join(verdict(analyse(frame(300, 300)).to_dict(), n_documents=12))
-    assert "Comparing 300 mental with 300 physical sentences" in both
-    assert "these group sizes detect differences of about" in both and "(of 12)" in both
+def test_verdict_leads_with_one_answer_then_the_details():
+    one_group = verdict(typed(analyse(frame(50, 0))))
+    assert one_group[0].startswith("Too few to tell: with only 0 physical-illness sentences")
+    both = verdict(typed(analyse(frame(300, 300))), n_documents=12)
+    assert both[0].startswith("No reliable difference:") and "would have shown" in both[0]
+    assert both[0].count(". ") == 0  # one sentence
+    details = " ".join(both[1:])
+    assert "Details over 300 mental and 300 physical sentences" in details
+    assert "these group sizes detect about" in details and "(of 12)" in details
     shifted = frame(300, 300).assign(warmth=lambda f: np.where(f.illness_type == "mental", -0.5, 0.5)
                                      + np.random.default_rng(1).normal(0, 0.1, 600))
-    assert "mental-illness mentions read colder than physical ones" in " ".join(verdict(analyse(shifted).to_dict()))
+    lead = verdict(typed(analyse(shifted)))[0]
+    assert lead.startswith("Yes: sentences about mental illness are more stigmatising here than about physical")
+    assert "colder by 1.01 (95% CI 1.00 to 1.03, p < 0.001)" in lead and "no reliable difference in competence" in lead
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +95,10 @@ def small_audit(tiny_st_model, tiny_axes, tmp_path_factory):
     result = CliRunner().invoke(main, ["audit", SAMPLE, "--lang", "en", "-o", str(outdir), "--model", tiny_st_model,
                                        "--axes", tiny_axes, "--workers", "1", "--group-by", "subreddit"])
     assert result.exit_code == 0, result.output
+    # the console answers first, in one line, and gives the details after the numbers
+    answer = next(line for line in result.output.splitlines() if line.startswith("answer: "))
+    assert answer.startswith(("answer: Too few to tell", "answer: Yes", "answer: No", "answer: Mixed"))
+    assert result.output.index("answer: ") < result.output.index("details: ")
     return outdir
 
 
@@ -148,7 +158,13 @@ def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
     cli = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "--labels", "before", "after",
                                     "-o", str(html), "-o", str(tmp_path / "compare.json")])
     assert cli.exit_code == 0, cli.output
+    first, counts = cli.output.splitlines()[:2]
+    assert first.startswith("answer: ") and "from before to after" in first
+    documents = result["audits"]["a"]["documents_read"]
+    assert counts.startswith(f"before -> after: documents read {documents} -> {documents}")
+    assert f"sentences {result['audits']['a']['sentences']} -> " in counts
     page = html.read_text()
+    assert 'class="answer"' in page and "before → after: documents read" in page
     assert "Every difference is B − A" in page and "data:image/png;base64," in page
     assert json.loads((tmp_path / "compare.json").read_text())["labels"] == ["before", "after"]
     refused = CliRunner().invoke(main, ["compare", str(small_audit), str(small_audit), "-o", str(tmp_path / "c.txt")])
@@ -156,14 +172,42 @@ def test_compare_reads_b_minus_a_and_writes_html(small_audit, tmp_path):
 
 
 def test_verdict_claims_no_direction_from_a_narrow_interval_alone():
-    def comparison(n_b: int) -> dict:
-        return {"n_a": 111, "n_b": n_b, "mean_difference": -0.24, "mean_difference_ci": [-0.43, -0.04],
-                "mann_whitney_p": 0.42, "minimum_detectable_difference": 1.05}
-    analysis = {"comparisons": {"warmth": comparison(2), "competence": comparison(2)}}
-    text = " ".join(verdict(analysis))
-    assert "no reliable difference: the bootstrap interval excludes 0 but the Mann–Whitney test does not" in text
+    def analysis(n_b: int, ci: list) -> AnalysisSummary:
+        data = analyse(frame(111, n_b)).to_dict()
+        for score in ("warmth", "competence"):
+            data["comparisons"][score].update(mean_difference=-0.24, mean_difference_ci=ci, mann_whitney_p=0.42,
+                                              minimum_detectable_difference=1.05)
+        return AnalysisSummary.from_dict(data)
+
+    lines = verdict(analysis(2, [-0.43, -0.04]))
+    assert lines[0].startswith("Too few to tell: with only 2 physical-illness sentences (under 30)")
+    assert "read the figures below as a description only" in lines[0]
+    text = " ".join(lines)
+    assert "the interval excludes 0 but the test does not reject, so no direction is claimed" in text
     assert "colder" not in text
-    plain = " ".join(verdict({"comparisons": {score: {**comparison(200), "mean_difference_ci": [-0.5, 0.1]}
-                                              for score in ("warmth", "competence")}}))
-    assert "on warmth, no difference shows" in plain and "a smaller one may exist unseen" in plain
-    assert "With fewer than 30 physical sentences, read these numbers as a description" in text
+    plain = verdict(analysis(200, [-0.5, 0.1]))
+    assert plain[0].startswith("No reliable difference") and "about 1.05 or more would have shown" in plain[0]
+    assert "warmth: mental − physical -0.24 [95% CI -0.50 to +0.10]" in " ".join(plain)
+
+
+def typed(result) -> AnalysisSummary:
+    """An analysis as a report reads it back from summary.json."""
+    return AnalysisSummary.from_dict(result.to_dict())
+
+
+def test_compare_answer_says_which_way_the_gap_moved_and_how_sure():
+    from corpus_audit.audit.compare import comparison_answer
+
+    def result(change: float, low: float, high: float, n: int = 100) -> dict:
+        sizes = {f"n_{group}_{side}": n for group in ("mental", "physical") for side in "ab"}
+        return {"labels": ["before", "after"],
+                "gaps": [{"sentences": "judgements", "score": score, **sizes, "gap_a": -0.2, "gap_b": -0.2 + change,
+                          "gap_change": change, "gap_change_ci_low": low, "gap_change_ci_high": high}
+                         for score in ("warmth", "competence")]}
+
+    better = comparison_answer(result(0.12, 0.05, 0.2))
+    assert better.startswith("Less stigmatising in after than in before: relative to physical-illness judgements")
+    assert "warmer by 0.12 (95% CI +0.05 to +0.20) and more competent by 0.12" in better
+    assert comparison_answer(result(-0.1, -0.2, -0.01)).startswith("More stigmatising in after")
+    assert comparison_answer(result(0.05, -0.02, 0.12)).startswith("No reliable change from before to after")
+    assert comparison_answer(result(0.3, 0.2, 0.4, n=5)).startswith("Too few to tell")

@@ -20,8 +20,10 @@ from corpus_audit.stigma.judgement import DIMENSION_COLUMNS
 DIMENSIONS = list(DIMENSION_COLUMNS.values())
 
 
-def scored(sentence: str, strength: float, category: str, **dimensions: float) -> dict:
-    row = {"sentence": sentence, "judgement_strength": strength, "category": category,
+def scored(sentence: str, strength: float, category: str, stigma: float | None = None, **dimensions: float) -> dict:
+    """A scored sentence; its stigma score is its judgement strength unless given."""
+    row = {"sentence": sentence, "judgement_strength": strength, "stigma": strength if stigma is None else stigma,
+           "category": category,
            "top_dimension": "Blame" if category == "judgement" else None, **dict.fromkeys(DIMENSIONS, 0.0)}
     row.update({f"dim_{name}": value for name, value in dimensions.items()})
     return row
@@ -58,6 +60,28 @@ def test_document_scores_take_each_documents_most_judging_sentence(tables):
     assert table["rank"].tolist() == [1, 2, 3]
 
 
+def test_documents_rank_by_the_stigma_score_not_the_judgement_strength():
+    # A supportive judgement ("they deserve respect") judges people as surely as a slur does, but does not
+    # stigmatise: its document must rank below the stigmatising one, and a neutral one below both.
+    filtered = pd.DataFrame({"doc_id": ["support", "support", "stigma", "neutral"], "sentence_index": [0, 1, 0, 0],
+                             "sentence": ["s-support", "s-story", "s-slur", "s-clinical"],
+                             "illnesses": [["schizophrenia"]] * 4, "illness_type": ["mental"] * 4})
+    sentences = pd.DataFrame([scored("s-support", 0.97, "judgement", stigma=0.04),
+                              scored("s-story", 0.3, "self_disclosure", stigma=0.02),
+                              scored("s-slur", 0.62, "judgement", stigma=0.81),
+                              scored("s-clinical", 0.01, "clinical", stigma=0.03)])
+    table = document_scores(filtered, sentences).set_index("doc_id")
+    assert table.index.tolist() == ["stigma", "support", "neutral"]
+    assert table.loc["support", STIGMA_SCORE] == pytest.approx(0.04)  # the max over its sentences
+    assert table.loc["support", "top_sentence"] == "s-support"
+
+
+def test_documents_of_axes_without_the_stigma_head_are_refused(tables):
+    filtered, sentences = tables
+    with pytest.raises(UserError, match="no stigma head"):
+        document_scores(filtered, sentences.assign(stigma=np.nan))
+
+
 def test_ranked_documents_choose_and_renumber(tables):
     table = document_scores(*tables)
     assert ranked_documents(table, min_score=0.7)["doc_id"].tolist() == ["d1", "d2"]
@@ -69,14 +93,14 @@ def test_ranked_documents_choose_and_renumber(tables):
         ranked_documents(table, illness="gout")
 
 
-def write_audit(folder: Path, tables, reading: dict | None = None) -> Path:
+def write_audit(folder: Path, tables, reading: dict | None = None, inputs: tuple = ("corpus.jsonl.gz",)) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     filtered, sentences = tables
     filtered.to_parquet(folder / "filtered.parquet")
     # as an audit writes it: each distinct sentence once, with the filter's columns (s-unscored left unscored)
     full = filtered.drop_duplicates("sentence").merge(sentences, on="sentence")
     full.assign(warmth=0.1, competence=0.1, quadrant="warm-competent").to_parquet(folder / "sentences.parquet")
-    corpus = {"inputs": ["corpus.jsonl.gz"], "reading": reading or {"text_field": "text", "id_field": "id"}}
+    corpus = {"inputs": [str(path) for path in inputs], "reading": reading or {"text_field": "text", "id_field": "id"}}
     (folder / "summary.json").write_text(json.dumps({"options": {}, "score": {}, "corpus": corpus}))
     return folder
 
@@ -173,3 +197,43 @@ def test_documents_of_an_audit_without_the_gate_are_refused(tables, tmp_path):
     result = CliRunner().invoke(main, ["documents", str(audit)])
     assert result.exit_code != 0 and "no judgement gate" in result.output
     assert np.isfinite(document_scores(*tables)[STIGMA_SCORE]).all()
+
+
+def test_clean_refuses_a_corpus_the_audit_did_not_read(tables, tmp_path):
+    audited = tmp_path / "in" / "corpus.jsonl"
+    audited.parent.mkdir()
+    audited.write_bytes(b"".join(corpus_lines()))
+    audit = write_audit(tmp_path / "audit", tables, inputs=(audited,))
+    other = tmp_path / "other.jsonl"
+    other.write_text(json.dumps({"id": "x1", "text": "another corpus"}) + "\n")
+    out = tmp_path / "clean"
+    refused = CliRunner().invoke(main, ["clean", str(other), "--audit", str(audit), "--top", "2", "-o", str(out)])
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert f"{other} is not a file the audit in {audit} read ({audited})" in refused.output and not out.exists()
+    copy = tmp_path / "copy" / "corpus.jsonl"  # the same corpus moved or copied: same name and size
+    copy.parent.mkdir()
+    copy.write_bytes(audited.read_bytes())
+    moved = CliRunner().invoke(main, ["clean", str(copy), "--audit", str(audit), "--top", "2", "-o", str(out)])
+    assert moved.exit_code == 0, moved.output
+
+
+def test_clean_of_a_folder_keeps_its_tree_and_sums_up(tables, tmp_path):
+    folder = tmp_path / "corpus"
+    for index in range(30):
+        part = folder / f"part-{index % 3}" / f"file-{index}.jsonl"
+        part.parent.mkdir(parents=True, exist_ok=True)
+        records = [{"id": f"d{index}-{n}", "text": "text"} for n in range(3)]
+        if index == 7:
+            records[1]["id"] = "d1"  # the one document the audit ranks first
+        part.write_text("".join(json.dumps(record) + "\n" for record in records))
+    audit = write_audit(tmp_path / "audit", tables, inputs=(folder,))
+    out = tmp_path / "clean"
+    result = CliRunner().invoke(main, ["clean", str(folder), "--audit", str(audit), "--top", "1", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(path.relative_to(out) for path in out.rglob("*.jsonl")) == \
+        sorted(path.relative_to(folder) for path in folder.rglob("*.jsonl"))
+    assert b'"d1"' not in (out / "part-1" / "file-7.jsonl").read_bytes()
+    lines = result.output.splitlines()
+    assert len(lines) < 6, result.output  # not one line per file
+    assert f"{folder / 'part-1' / 'file-7.jsonl'}: removed 1 record(s)" in result.output
+    assert "30 files rewritten under" in result.output and "1 of them with records removed" in result.output

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,7 +97,10 @@ def test_report_shows_warnings_and_unmeasured_validity(audit_dir):
     text = (audit_dir / "report.html").read_text(encoding="utf-8")
     assert 'class="warnings"' in text
     assert "physical: only 8 sentences" in text
-    assert "not measured — run corpus-audit axes evaluate" in text
+    # 8 physical sentences: their shares and differences say "too few", not an interval that looks certain
+    assert "too few (n = 8)" in text
+    assert "No validity was measured for this model (test-model, en, recipe ?)" in text
+    assert "corpus-audit axes evaluate --lang en --model M" in text
 
 
 def test_validity_is_shipped_for_the_default_model():
@@ -104,6 +108,47 @@ def test_validity_is_shipped_for_the_default_model():
     assert record is not None
     assert set(record["cross_validation_mean"]) == {"basic", "negation", "composition", "syntax"}
     assert measured_validity("test-model", "en", "default") is None
+    # the default backend runs the same weights through onnxruntime: the same record, with the stigma score's
+    onnx = measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@2c705a5e3279", "en", "default")
+    assert onnx == record and onnx["stigma"]["n"] > 0
+    assert measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@000000000000", "en", "default") is None
+
+
+def test_the_validity_section_shows_the_stigma_score_or_says_it_is_unmeasured():
+    from corpus_audit.audit.report import _stigma_validity
+
+    record = measured_validity("sentence-transformers:all-MiniLM-L6-v2@2c705a5e3279", "en", "default")
+    shown = _stigma_validity(record["stigma"])
+    assert f"{record['stigma']['auc']:.3f}" in shown and "held-out real sentences" in shown
+    assert "precision of the top 20" in shown and "within the corpus" in shown
+    assert "not measured on held-out real sentences" in _stigma_validity(None)
+
+
+def test_validity_is_found_for_every_shipped_model_on_every_backend_with_its_embeddings():
+    from corpus_audit.common.resources import SHIPPED_AXES_DIR
+    from corpus_audit.embed.base import SAME_EMBEDDINGS_BACKENDS
+    from corpus_audit.scm.store import read_metadata
+
+    shipped = sorted(SHIPPED_AXES_DIR.glob("*.npz"))
+    assert shipped
+    for path in shipped:
+        metadata = read_metadata(path)
+        backend, _, weights = metadata["embedder_id"].partition(":")
+        backends = SAME_EMBEDDINGS_BACKENDS if backend in SAME_EMBEDDINGS_BACKENDS else {backend}
+        for other in backends:
+            record = measured_validity(f"{other}:{weights}", metadata["lang"], metadata["recipe"]["name"])
+            assert record is not None, (path.name, other)
+    assert measured_validity("onnxruntime-fp32:all-MiniLM-L6-v2@000000000000", "en", "default") is None
+
+
+def test_report_of_the_default_onnx_backend_shows_the_validity(audit_copy):
+    summary = json.loads((audit_copy / "summary.json").read_text())
+    summary["score"]["model_id"] = "onnxruntime-fp32:all-MiniLM-L6-v2@2c705a5e3279"  # what `audit` records by default
+    (audit_copy / "summary.json").write_text(json.dumps(summary))
+    result = CliRunner().invoke(main, ["report", str(audit_copy)])
+    assert result.exit_code == 0, result.output
+    text = (audit_copy / "report.html").read_text(encoding="utf-8")
+    assert "Measured functional accuracy of these axes" in text and "No validity was measured" not in text
 
 
 def test_quadrant_examples_are_central_then_extreme():
@@ -173,3 +218,27 @@ def test_report_counts_mentions_per_form_and_names_the_term_set(audit_copy):
     text = (audit_copy / "report.html").read_text(encoding="utf-8")
     assert "Term set: <b>extended</b>" in text
     assert '<td>slang</td><td class="num">11</td><td class="num">0</td><td class="num">22.0%</td>' in text
+
+
+@pytest.mark.skipif(not CHROMIUM.is_file(), reason="needs Debian chromium at /usr/bin/chromium")
+def test_documents_table_fits_the_page_width(audit_copy, tmp_path):
+    """Long document ids, keep-field values and unbroken words (URLs) wrap inside their cells: rendered 1280 px wide,
+    the page scrolls no wider than the window."""
+    long_url = "https://example.org/" + "y" * 150
+    documents = pd.DataFrame([{"rank": rank, "doc_id": f"doc-{rank}-" + "0123456789abcdef" * 4,
+                               "permalink": "https://www.reddit.com/r/x/comments/" + "z" * 60,
+                               "stigma_score": 0.9, "top_sentence": f"see {long_url} about depression",
+                               "top_sentence_index": 0, "top_category": "judgement", "top_dimension": "Blame",
+                               "n_sentences": 2, "n_scored": 2, "n_mental": 2, "n_physical": 0, "n_judgements": 1,
+                               "illnesses": "depression"} for rank in range(1, 6)])
+    documents.to_parquet(audit_copy / "documents.parquet", index=False)
+    write_report(AuditFolder(audit_copy))
+    probe = ("<script>document.body.setAttribute('data-width', document.documentElement.scrollWidth + 'x' + "
+             "window.innerWidth)</script></body>")
+    page = tmp_path / "probe.html"
+    page.write_text((audit_copy / "report.html").read_text(encoding="utf-8").replace("</body>", probe))
+    dom = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                          f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1280,800", "--dump-dom",
+                          page.as_uri()], capture_output=True, text=True, timeout=120, check=False).stdout
+    scroll, window = map(int, re.search(r'data-width="(\d+)x(\d+)"', dom).groups())
+    assert long_url in dom and scroll <= window

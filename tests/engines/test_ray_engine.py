@@ -175,3 +175,17 @@ def test_without_ray_the_local_engine_works_and_ray_is_asked_for_by_name(tmp_pat
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("1 Error: --engine ray needs Ray")
     assert "pip install 'corpus-audit[ray]'" in result.stdout
+
+
+def test_a_clean_run_on_the_ray_it_starts_logs_no_error_line(ray_session, tmp_path, capfd):
+    """Ray Data restarts actors by default, and Ray logs an error-level line for every such actor whose constructor
+    arguments are in the object store (ray-project/ray#57733); on the Ray a command starts, actors are not restarted,
+    so a clean run prints nothing of the kind."""
+    from corpus_audit.engines.ray import _restarts
+
+    assert _restarts(RAY) == {"max_restarts": 0}
+    assert _restarts(EngineOptions(name="ray", address="auto")) == {}  # a cluster keeps Ray's default
+    filtered(tmp_path / "ray.parquet", [REDDIT], "en", RAY)
+    captured = capfd.readouterr()
+    assert "max_restarts" not in captured.err and "core_worker" not in captured.err
+    assert "RayDeprecationWarning" not in captured.err

@@ -42,7 +42,8 @@ def trimmed(folder, lang="en", noun_phrases=NOUN_PHRASES, illnesses=ILLNESSES):
 
 def probe_args(model, outdir, questionnaire, *extra):
     return ["probe", "aq27", "--model", model, "--lang", "en", "-o", str(outdir), "--questionnaire",
-            str(questionnaire), "--threads", "1", "--n-boot", "200", "--no-progress", *extra]
+            str(questionnaire), "--threads", "1", "--n-boot", "200", "--no-progress", "--method", "paper",
+            "--null-models", "0", *extra]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def probe_dir(anchor_models, questionnaire, tmp_path_factory):
     outdir = tmp_path_factory.mktemp("probe") / "out"
     result = CliRunner().invoke(main, probe_args(anchor_models["bert"], outdir, questionnaire))
     assert result.exit_code == 0, result.output
-    assert "prompts; mental - physical mean score" in result.output
+    assert "prompts, method paper" in result.output and "confounds each name's length" in result.output
     return outdir
 
 
@@ -146,7 +147,8 @@ def test_an_interrupted_probe_resumes_to_the_same_scores(probe_dir, anchor_model
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(MaskedLM, "score", interrupted)
-    options = AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1)
+    options = AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                          method="paper", null_models=0)
     with pytest.raises(KeyboardInterrupt):
         run_aq27(options, tmp_path / "out", log=lambda message: None)
     assert len(list((tmp_path / "out" / "score-parts").glob("part-*.parquet"))) == 2
@@ -167,7 +169,8 @@ def test_a_damaged_chunk_is_scored_again(probe_dir, anchor_models, questionnaire
     part.write_bytes(part.read_bytes()[:-10])
     (outdir / "scores.parquet").unlink()
     messages = []
-    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1),
+    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                          method="paper", null_models=0),
              outdir, log=messages.append)
     assert f"score: {part.name} is damaged (its SHA-256 differs from the one recorded); scoring its sentences " \
            "again" in messages
@@ -177,7 +180,8 @@ def test_a_damaged_chunk_is_scored_again(probe_dir, anchor_models, questionnaire
 
 def test_in_vocabulary_keeps_single_token_illnesses(anchor_models, questionnaire, tmp_path):
     summary = run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200,
-                                   illnesses="in-vocabulary", threads=1), tmp_path / "out", log=lambda m: None)
+                                   illnesses="in-vocabulary", threads=1, null_models=0), tmp_path / "out",
+                       log=lambda m: None)
     kept = set(pd.read_parquet(tmp_path / "out" / "scores.parquet")["illness"])
     assert kept == {"schizophrenia", "depression", "anxiety", "asthma", "diabetes"}  # "bro ##nch ##itis" is out
     assert summary.options["illnesses"] == "in-vocabulary"
@@ -187,7 +191,8 @@ def test_spanish_probe_and_illness_scope(anchor_models, tmp_path):
     questionnaire = trimmed(tmp_path / "es", "es", ("María", "un individuo"), ("depression", "asthma"))
     result = CliRunner().invoke(main, ["probe", "aq27", "--model", anchor_models["roberta_bpe"], "--lang", "es",
                                        "-o", str(tmp_path / "out"), "--questionnaire", str(questionnaire),
-                                       "--scope", "illness", "--no-period", "--threads", "1", "--n-boot", "100"])
+                                       "--method", "paper", "--scope", "illness", "--no-period", "--threads", "1",
+                                       "--n-boot", "100", "--null-models", "0"])
     assert result.exit_code == 0, result.output
     scores = pd.read_parquet(tmp_path / "out" / "scores.parquet")
     item13 = scores[(scores["item"] == 13) & (scores["illness"] == "asthma")].set_index("noun_phrase")["sentence"]
@@ -196,3 +201,121 @@ def test_spanish_probe_and_illness_scope(anchor_models, tmp_path):
     illnesses = ProbeFolder(tmp_path / "out").read_illnesses().set_index("illness")
     assert illnesses.loc["asthma", "mean_score"] == pytest.approx(
         scores.loc[scores["illness"] == "asthma", "pll_illness"].mean())
+
+
+# ----------------------------------------------------------------------------------- the controlled method (default)
+
+
+@pytest.fixture(scope="module")
+def controlled_dir(anchor_models, questionnaire, tmp_path_factory):
+    outdir = tmp_path_factory.mktemp("controlled") / "out"
+    run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                         null_models=1, permutations=999), outdir, log=lambda message: None)
+    return outdir
+
+
+def test_controlled_statistics_match_an_independent_computation(controlled_dir):
+    folder = ProbeFolder(controlled_dir)
+    scores, baselines = pd.read_parquet(folder.scores), pd.read_parquet(folder.baselines)
+    results = folder.read_summary().results
+    assert results["method"] == "controlled" and set(baselines["item"]) == {1, 2, 3}
+    per_piece = baselines["pll_illness"] / baselines["n_tokens_illness"]
+    baseline = per_piece.groupby([baselines["noun_phrase"], baselines["illness"]]).mean()
+    prompt = scores["pll_illness"] / scores["n_tokens_illness"] - baseline.loc[
+        list(zip(scores["noun_phrase"], scores["illness"]))].to_numpy()
+    illness = prompt.groupby([scores["illness_type"], scores["illness"]]).mean()
+    mental, physical = illness["mental"].to_numpy(), illness["physical"].to_numpy()
+    overall = results["overall"]
+    assert overall["n_a"] == 3 and overall["n_b"] == 3 and overall["exact"]
+    assert overall["mean_difference"] == pytest.approx(mental.mean() - physical.mean())
+    exact = stats.permutation_test((mental, physical), lambda a, b: a.mean() - b.mean(), n_resamples=np.inf,
+                                   permutation_type="independent")
+    assert overall["permutation_p"] == pytest.approx(exact.pvalue)
+    assert overall["significant"] == (exact.pvalue < 0.05)
+    anger = prompt[scores["dimension"] == "Anger"].groupby(
+        [scores["illness_type"], scores["illness"]]).mean()
+    dimensions = folder.read_dimensions().set_index("dimension")
+    assert dimensions.loc["Anger", "mean_difference"] == pytest.approx(
+        anger["mental"].mean() - anger["physical"].mean())
+    holm = np.asarray(dimensions["p_holm"])
+    raw = np.asarray(dimensions["permutation_p"])
+    order = np.argsort(raw, kind="stable")
+    assert holm[order[0]] == pytest.approx(min(1.0, 9 * raw[order[0]]))
+    assert (dimensions["significant"] == (dimensions["p_holm"] < 0.05)).all()
+    table = folder.read_illnesses().set_index("illness")
+    assert table.loc["asthma", "mean_score"] == pytest.approx(illness["physical"]["asthma"])
+    assert table.loc["bronchitis", "n_pieces"] == 3  # bro ##nch ##itis
+    null = results["null_check"]
+    assert null["models"] == 1 and len(null["copies"]) == 1 and null["false_positive_rate"] in (0.0, 1.0)
+    report = folder.report.read_text(encoding="utf-8")
+    assert "the illness as the unit" in report and "Null check" in report
+
+
+def test_the_null_check_flags_the_papers_result(controlled_dir, anchor_models, questionnaire, tmp_path):
+    outdir = tmp_path / "out"
+    shutil.copytree(controlled_dir, outdir)
+    messages = []
+    summary = run_aq27(AQ27Options(model=anchor_models["bert"], questionnaire=str(questionnaire), n_boot=200,
+                                   threads=1, null_models=1, permutations=999, method="paper"), outdir,
+                       log=messages.append)
+    assert "null: up to date, skipped" in messages  # switching the method reruns the report only
+    overall = summary.results["overall"]
+    # a random copy's PLL falls with every piece of the name: the paper's test finds a "difference" in it too
+    assert overall["significant"] and overall["flagged"] and overall["null_agrees"] == 1
+    assert summary.results["null_check"]["false_positive_rate"] == 1.0
+    assert any("a model that learnt nothing produces this result" in line for line in summary.results["verdict"])
+    assert "confounds the illness names' length and frequency" in (outdir / "report.html").read_text("utf-8")
+
+
+@pytest.mark.parametrize("lang, noun_phrases", [("en", ("Mary", "someone")), ("es", ("María", "un individuo"))])
+def test_a_random_model_shows_no_difference_with_the_default_method(anchor_models, lang, noun_phrases, tmp_path):
+    """The anchor BERT learnt nothing: every illness of the bundled list (22 + 22), two noun phrases."""
+    with open(bundled_folder(lang) / "illnesses.csv", encoding="utf-8") as handle:
+        illnesses = [row["illness"] for row in csv.DictReader(handle)]
+    questionnaire = trimmed(tmp_path / lang, lang, noun_phrases, illnesses)
+    summary = run_aq27(AQ27Options(model=anchor_models["bert"], lang=lang, questionnaire=str(questionnaire),
+                                   n_boot=200, permutations=999, threads=1, null_models=0), tmp_path / "out",
+                       log=lambda message: None)
+    results = summary.results
+    assert results["counts"]["illnesses"] == {"mental": 22, "physical": 22}
+    assert not results["overall"]["significant"]
+    assert sum(not d["significant"] for d in results["dimensions"]) >= 8
+    assert results["verdict"][0].startswith("Mental vs physical illnesses: no evidence of a difference")
+
+
+def test_compare_puts_two_models_side_by_side_and_tests_their_gaps(controlled_dir, anchor_models, questionnaire,
+                                                                   tmp_path):
+    other = tmp_path / "roberta"
+    run_aq27(AQ27Options(model=anchor_models["roberta"], questionnaire=str(questionnaire), n_boot=200, threads=1,
+                         null_models=0, permutations=999), other, log=lambda message: None)
+    result = CliRunner().invoke(main, ["probe", "compare", str(controlled_dir), str(other), "-o",
+                                       str(tmp_path / "cmp"), "--n-boot", "200", "--permutations", "999"])
+    assert result.exit_code == 0, result.output
+    compared = json.loads((tmp_path / "cmp" / "compare.json").read_text(encoding="utf-8"))
+    assert compared["method"] == "controlled" and len(compared["tests"]) == 10  # one pair: ALL + 9 dimensions
+    assert len(compared["per_model"]) == 2 * 10
+    bert = ProbeFolder(controlled_dir).read_illnesses().set_index("illness")
+    roberta = ProbeFolder(other).read_illnesses().set_index("illness")
+    gap = bert["mean_score"] - roberta.loc[bert.index, "mean_score"]
+    mental = bert["illness_type"] == "mental"
+    overall = next(t for t in compared["tests"] if t["dimension"] == "ALL")
+    assert overall["difference_of_gaps"] == pytest.approx(gap[mental].mean() - gap[~mental].mean())
+    exact = stats.permutation_test((gap[mental].to_numpy(), gap[~mental].to_numpy()),
+                                   lambda a, b: a.mean() - b.mean(), n_resamples=np.inf,
+                                   permutation_type="independent")
+    assert overall["permutation_p"] == pytest.approx(exact.pvalue)
+    from statsmodels.stats.multitest import multipletests
+
+    expected = multipletests([t["permutation_p"] for t in compared["tests"]], method="holm")[1]
+    assert [t["p_holm"] for t in compared["tests"]] == pytest.approx(list(expected))
+    assert (tmp_path / "cmp" / "compare.png").stat().st_size > 1000
+    assert "AQ-27 probes compared" in (tmp_path / "cmp" / "report.html").read_text(encoding="utf-8")
+    alone = CliRunner().invoke(main, ["probe", "compare", str(other), "-o", str(tmp_path / "cmp2")])
+    assert alone.exit_code == 1 and "give at least two AQ-27 probe folders" in alone.output
+
+
+def test_the_controlled_method_refuses_the_sentence_scope_clearly(tmp_path):
+    result = CliRunner().invoke(main, ["probe", "aq27", "--model", str(tmp_path), "-o", str(tmp_path / "out"),
+                                       "--scope", "sentence"])
+    assert result.exit_code == 1 and "--scope sentence goes with --method paper only" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)

@@ -17,7 +17,7 @@ from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
 from corpus_audit.probe.coding import instrument_codes, type_agreement
-from corpus_audit.probe.contextual import LABELS_FILE, hand_labels, public_endpoint
+from corpus_audit.probe.contextual import LABELS_FILE, hand_labels, public_endpoint, separated
 from corpus_audit.probe.folder import ProbeFolder
 from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder
 from corpus_audit.probe.scenarios import (
@@ -246,3 +246,13 @@ def test_the_contextual_probe_links_to_an_audit(contextual_run, audit_dir, tmp_p
     assert link["model_measure"] == "share of stigma-congruent completions"
     assert {i["illness"] for i in link["illnesses"]} == set(pd.read_csv(outdir / "illnesses.csv")["illness"])
     assert "How far the corpus explains the model" in (outdir / "report.html").read_text(encoding="utf-8")
+
+
+def test_perfect_separation_is_detected():
+    coded = pd.DataFrame({"condition": ["a"] * 4 + ["healthy"] * 4,
+                          "congruent": [True] * 4 + [True, False, False, True]})
+    assert separated(coded, "condition", "a", "healthy")  # every completion of "a" is congruent
+    coded.loc[0, "congruent"] = False
+    assert not separated(coded, "condition", "a", "healthy")
+    coded.loc[4:, "congruent"] = False
+    assert separated(coded, "condition", "a", "healthy")  # none of the reference's is

@@ -14,6 +14,7 @@ import pytest
 import tiny_mlm
 from click.testing import CliRunner
 from scipy import stats
+from statsmodels.stats.multitest import multipletests
 from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
@@ -21,7 +22,7 @@ from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, ProbeFolder
 from corpus_audit.probe.pll import MaskedLM
 from corpus_audit.probe.questionnaire import bundled_folder
 from corpus_audit.probe.social_distance import BASELINE
-from corpus_audit.probe.valence import agreement, auto_labels, is_word, read_labels
+from corpus_audit.probe.valence import agreement, auto_labels, is_word, read_function_words, read_labels
 
 DIAGNOSES = ("depression", "schizophrenia", "anxiety", "diabetes", "influenza", "cancer")
 CONDITIONS = ("depression(symptomatic)", "depression(remitted)", "Latina/Latino", "HIV(average symptoms)",
@@ -185,6 +186,13 @@ def test_social_distance_probability_of_negative_by_hand(distance_dir):
     assert comparison["mean_a"] == pytest.approx(real.loc[real["stigmatized"] == "yes", "p_negative"].mean())
     assert comparison["n_a"] == 4 and comparison["n_b"] == 3
     assert summary["valence"]["method"] == "lexicons" and summary["valence"]["n"] == 119
+    templates = [key for key in summary["comparisons"] if key != "all"]
+    raw = [summary["comparisons"][key]["mann_whitney_p"] for key in templates]
+    expected = multipletests(raw, method="holm")[1]
+    for key, p in zip(templates, expected):  # Holm over the per-template family
+        assert summary["comparisons"][key]["p_holm"] == pytest.approx(p)
+        assert summary["comparisons"][key]["significant"] == (p < 0.05)
+    assert "p (Holm over templates)" in folder.report.read_text(encoding="utf-8")
     illnesses = folder.read_illnesses().set_index("illness")
     assert illnesses.loc["depression", "mean_score"] == pytest.approx(
         real.loc[["depression(symptomatic)", "depression(remitted)"], "p_negative"].mean())
@@ -195,6 +203,9 @@ def test_valence_methods_and_hand_labels(tmp_path):
     assert labels == {"good": "positive", "terrible": "negative", "table": "neutral", "##ing": "irrelevant",
                       ",": "irrelevant", "impossible": "negative"}  # VADER lacks "impossible": TextBlob's label
     assert auto_labels(["impossible"], "vader") == {"impossible": "neutral"}
+    function_words = read_function_words(bundled_folder("en") / "social_distance_function_words.csv")
+    assert auto_labels(["the", "To", "not", "good"], "lexicons", function_words=function_words) == {
+        "the": "irrelevant", "To": "irrelevant", "not": "irrelevant", "good": "positive"}  # not answers
     hand = read_labels(bundled_folder("en") / "social_distance_labels.csv")
     assert hand["impossible"] == "negative" and hand["ok"] == "positive"
     result = agreement({"a": "positive", "b": "negative", "c": "neutral"}, {"a": "positive", "b": "positive",
@@ -309,3 +320,11 @@ def test_the_link_puts_corpus_statistics_beside_each_probe(probe, gender_dir, di
     assert depression["model_score"] == pytest.approx(
         ProbeFolder(outdir).read_illnesses().set_index("illness").loc["depression", "mean_score"])
     assert "Per illness" in (outdir / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_bad_option_combination_is_a_clear_error(bert, tmp_path):
+    result = CliRunner().invoke(main, ["probe", "gender", "--model", bert, "-o", str(tmp_path / "out"), "--top-k",
+                                       "5"])
+    assert result.exit_code == 1 and "--branch (10: fills followed at each recursive step) cannot exceed " \
+        "--top-k (5" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback

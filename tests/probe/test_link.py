@@ -94,8 +94,17 @@ def test_link_puts_the_corpus_beside_the_model(audit_dir, probe_copy):
     assert illnesses.loc["depression", "corpus_warmth"] == pytest.approx(depression["warmth"].mean())
     frequency = next(c for c in link["correlations"] if c["measure"].startswith("sentences mentioning"))
     assert frequency["n"] == len(ILLNESSES)
-    assert frequency["rho"] == pytest.approx(stats.spearmanr(illnesses["corpus_sentences"],
-                                                             illnesses["model_score"]).statistic)
+    # partial Spearman: the inverse of the rank correlation matrix of corpus, model and the two covariates
+    assert frequency["covariates"] == ["pieces of the illness's name", "the model's neutral likelihood of it"]
+    ranks = illnesses[["corpus_sentences", "model_score", "n_pieces", "mean_baseline"]].rank().to_numpy()
+    precision = np.linalg.inv(np.corrcoef(ranks, rowvar=False))
+    assert frequency["rho"] == pytest.approx(-precision[0, 1] / np.sqrt(precision[0, 0] * precision[1, 1]))
+    assert frequency["tests"] == len(link["correlations"]) and frequency["confidence"] == pytest.approx(
+        1 - 0.05 / len(link["correlations"]))
+    # the anchor BERT learnt nothing: no link may be claimed
+    assert link["conclusion"]["evidence_of_link"] is False
+    assert not any(c["evidence"] for c in link["correlations"])
+    assert "reddit in short: none of" in result.output
     report = folder.report.read_text(encoding="utf-8")
     assert "How far the corpus explains the model" in report and "rank-correlate" in report
     assert folder.figure("link", "png").stat().st_size > 1000

@@ -70,6 +70,7 @@ def test_score_csv_keeps_columns_and_embeds_duplicates_once(tmp_path, tiny_st_mo
     # the input's columns in their order, then the instrument's (judgement columns empty: reference axes)
     assert list(frame.columns) == ["id", "sentence", "extra", *OUTPUT_COLUMNS, "category", "top_dimension"]
     assert frame["extra"].tolist() == ["a", "b", "c", "d"] and frame["judgement_strength"].isna().all()
+    assert "stigma" in OUTPUT_COLUMNS and frame["stigma"].isna().all()  # no stigma head in reference axes
     np.testing.assert_allclose(frame.loc[0, ["warmth", "competence"]], frame.loc[2, ["warmth", "competence"]])
     assert np.isfinite(frame[["warmth", "competence"]].to_numpy()).all()  # the reference head is unbounded
 
@@ -140,6 +141,9 @@ def test_missing_axes_are_trained_once_and_cached(tmp_path, tiny_st_model, isola
     second = run("score", str(source), "-o", str(tmp_path / "b.csv"), "--model", tiny_st_model)
     assert second.exit_code == 0 and "training them now" not in second.output
     assert pd.read_csv(tmp_path / "a.csv").equals(pd.read_csv(tmp_path / "b.csv"))
+    # the default recipe carries the stigma head: its column is scored, a probability
+    stigma = pd.read_csv(tmp_path / "a.csv")["stigma"]
+    assert stigma.notna().all() and ((stigma >= 0) & (stigma <= 1)).all()
 
 
 def test_unknown_model_and_device_are_clear_errors(tmp_path):

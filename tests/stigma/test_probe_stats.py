@@ -1,4 +1,4 @@
-"""The statistics of the probes and the link (stigma/stats.py): paired Wilcoxon with the matched-pairs
+"""The statistics of the probes and the link (stigma/stats/): paired Wilcoxon with the matched-pairs
 rank-biserial, Bonferroni, Cronbach's alpha, t-tests with Cohen's d, Pearson's r and Spearman with bootstrap and
 permutation, Benjamini-Hochberg, Cohen's kappa and the binomial mixed model, against scipy, statsmodels and cases
 computed by hand."""

@@ -23,7 +23,8 @@ from corpus_audit.corpus.readers import delimited, json_array, jsonl, parquet, t
 from corpus_audit.corpus.readers.hf_dataset import read_hf_dataset
 from corpus_audit.corpus.readers.jsonl import LineBatch, iter_line_batches, line_batch_files, read_line_batch
 from corpus_audit.corpus.readers.records import RecordConverter
-from corpus_audit.corpus.readers.streams import STDIN, expand_paths, open_binary, split_format
+from corpus_audit.corpus.readers.streams import (STDIN, expand_paths, ignored_files, is_binary, open_binary,
+                                                 split_format)
 
 #: A reader of a byte stream: (path, open binary handle, converter) -> documents.
 StreamReader = Callable[[str, BinaryIO, RecordConverter], Iterator[Document]]
@@ -32,8 +33,8 @@ READERS: dict[str, StreamReader] = {"jsonl": jsonl.read, "json": json_array.read
                                     "tsv": delimited.read_tsv, "txt": text.read}
 FORMATS = (*READERS, "parquet")
 
-__all__ = ["FORMATS", "READERS", "STDIN", "LineBatch", "expand_paths", "iter_documents", "iter_line_batches",
-           "line_batch_files", "read_file", "read_line_batch", "split_format"]
+__all__ = ["FORMATS", "READERS", "STDIN", "LineBatch", "expand_paths", "ignored_files", "iter_documents",
+           "iter_line_batches", "line_batch_files", "read_file", "read_line_batch", "split_format"]
 
 
 def read_file(path: str, options: ReaderOptions, stats: ReadStats) -> Iterator[Document]:
@@ -52,6 +53,8 @@ def read_file(path: str, options: ReaderOptions, stats: ReadStats) -> Iterator[D
         except OSError as exc:
             stats.skip(f"cannot open file ({exc.strerror or exc})", path, None, options.strict)
             return
+        if is_binary(handle):
+            stats.binary.append(path)
         source = _read_stream(READERS[fmt], path, handle, convert)
     for doc in source:
         stats.count(doc)

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from corpus_audit.corpus.documents import INVALID_UTF8, Document, has_surrogates, repair_escaped
+from corpus_audit.corpus.documents import Document, INVALID_UTF8, has_surrogates, repair_escaped, truncation
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import STREAM_ERRORS, CountingReader
 
@@ -43,7 +43,7 @@ def _read_delimited(path: str, handle: BinaryIO, delimiter: str, convert: Record
             stats.skip(f"malformed CSV ({exc})", path, reader.line_num, strict)
             continue
         except STREAM_ERRORS as exc:
-            stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, reader.line_num + 1, strict)
+            stats.skip(truncation(exc), path, reader.line_num + 1, strict)
             return
         # line_num is the record's last line (after the header and any blank lines the reader skipped): its
         # first line is that less the line breaks inside its quoted fields.

@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from corpus_audit.corpus.documents import INVALID_UTF8, Document, has_surrogates, repair_escaped
+from corpus_audit.corpus.documents import Document, INVALID_UTF8, has_surrogates, repair_escaped, truncation
 from corpus_audit.corpus.readers.jsonl import read_lines
 from corpus_audit.corpus.readers.records import TOO_DEEP, RecordConverter, json_error, too_deep
 from corpus_audit.corpus.readers.streams import BOM, STREAM_ERRORS, numbered_lines, skipper
@@ -22,7 +22,7 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
     try:
         head = buffered.peek(64).removeprefix(BOM).lstrip()
     except STREAM_ERRORS as exc:
-        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+        stats.skip(truncation(exc), path, None, strict)
         return
     if not head.startswith(b"["):
         yield from read_lines(path, numbered_lines(buffered, stats, skipper(stats, path, strict)), convert)
@@ -30,7 +30,7 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
     try:
         data = buffered.read()
     except STREAM_ERRORS as exc:
-        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+        stats.skip(truncation(exc), path, None, strict)
         return
     stats.bytes_read += len(data)
     yield from _read_json_array(path, data.removeprefix(BOM), convert)

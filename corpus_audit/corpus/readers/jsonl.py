@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
@@ -13,8 +14,8 @@ from typing import BinaryIO
 from corpus_audit.corpus.documents import INVALID_UTF8, Document, ReaderOptions, ReadStats
 from corpus_audit.corpus.readers import records
 from corpus_audit.corpus.readers.records import TOO_DEEP, UNDECIDED, RecordConverter, json_error, loads_fast, too_deep
-from corpus_audit.corpus.readers.streams import (STDIN, decode, expand_paths, numbered_lines, open_binary, skipper,
-                                                 split_format)
+from corpus_audit.corpus.readers.streams import (STDIN, decode, disk_position, expand_paths, is_binary, numbered_lines,
+                                                 open_binary, skipper, split_format)
 
 
 def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Document]:
@@ -77,6 +78,14 @@ def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int =
     Lines are read exactly as :func:`read_file` reads them, so :func:`read_line_batch` on every batch, with
     the batch skips counted after each, gives the same documents and counts as ``read_file`` on every file.
     """
+    files = list(files)
+    # set now, before the first batch is asked for: a progress bar is made before it
+    stats.disk_total = None if STDIN in files else sum(os.path.getsize(path) for path in files)
+    return _line_batches(files, stats, batch_bytes)
+
+
+def _line_batches(files: list[str], stats: ReadStats, batch_bytes: int) -> Iterator[LineBatch]:
+    finished = 0  # bytes on disk of the files read to the end
     for path in files:
         stats.files += 1
         try:
@@ -84,6 +93,8 @@ def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int =
         except OSError as exc:
             yield LineBatch(path, 1, b"", [(f"cannot open file ({exc.strerror or exc})", None)])
             continue
+        if is_binary(handle):
+            stats.binary.append(path)
         skips: list[tuple[str, int | None]] = []
         lines: list[bytes] = []
         size, first, last = 0, 1, 0
@@ -92,10 +103,14 @@ def iter_line_batches(files: Iterable[str], stats: ReadStats, batch_bytes: int =
                 lines.append(raw)
                 size += len(raw)
                 if size >= batch_bytes:
+                    stats.disk_read = finished + (disk_position(handle) or 0)
                     yield LineBatch(path, first, b"".join(lines))
                     lines, size, first = [], 0, last + 1
         if last == 0 and not skips:  # no bytes and no error: read_file's "empty file"
             skips.append(("empty file", None))
+        if path != STDIN:
+            finished += os.path.getsize(path)
+            stats.disk_read = finished
         yield LineBatch(path, first, b"".join(lines), skips)
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from corpus_audit.corpus.documents import INVALID_UTF8, Document
+from corpus_audit.corpus.documents import Document, INVALID_UTF8, truncation
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import STDIN, STREAM_ERRORS, open_binary, split_format
 
@@ -30,7 +30,7 @@ def read(path: str, convert: RecordConverter) -> Iterator[Document]:
                 with open_binary(path) as src, open(local, "wb") as dst:
                     shutil.copyfileobj(src, dst, 1 << 20)
             except STREAM_ERRORS as exc:
-                stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, strict)
+                stats.skip(truncation(exc), path, None, strict)
                 return
         try:
             parquet = pq.ParquetFile(local)

@@ -6,6 +6,7 @@ import bz2
 import glob
 import gzip
 import io
+import os
 import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -14,7 +15,7 @@ from typing import Any, BinaryIO
 
 import zstandard
 
-from corpus_audit.corpus.documents import CorpusError, ReadStats
+from corpus_audit.corpus.documents import CorpusError, ReadStats, truncation
 
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd", ".zstd": "zstd", ".bz2": "bz2"}
 EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv", ".tsv": "tsv", ".txt": "txt",
@@ -60,6 +61,35 @@ def expand_paths(inputs: Iterable[str]) -> list[str]:
     return files
 
 
+def ignored_files(inputs: Iterable[str]) -> list[str]:
+    """The files inside the folders of ``inputs`` that :func:`expand_paths` leaves out (no known format), sorted."""
+    return sorted(str(path) for item in inputs if item != STDIN and Path(item).is_dir()
+                  for path in Path(item).rglob("*") if path.is_file() and not split_format(str(path))[0])
+
+
+#: Bytes of a stream's start checked for NUL bytes, which no UTF-8 text holds.
+SNIFF_BYTES = 8192
+
+
+def is_binary(handle: BinaryIO) -> bool:
+    """Whether the stream's first block (decompressed; not consumed) holds a NUL byte: an executable, an image or a
+    Parquet or zip file under a text name. A stream that fails here is left to the reader, which reports it."""
+    try:
+        head = handle.peek(SNIFF_BYTES)[:SNIFF_BYTES] if hasattr(handle, "peek") else b""
+    except STREAM_ERRORS:
+        return False
+    return b"\x00" in head
+
+
+def disk_position(handle: BinaryIO) -> int | None:
+    """How far into the file on disk ``handle`` has read (compressed bytes for .gz/.zst/.bz2: the decompressors read
+    through one file descriptor), or None for a pipe such as stdin: what a progress bar's share and ETA need."""
+    try:
+        return os.lseek(handle.fileno(), 0, os.SEEK_CUR)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
+
+
 def open_binary(path: str) -> BinaryIO:
     """Open a file (or stdin for ``-``) for binary reading, decompressing .gz/.zst/.bz2 on the fly."""
     if path == STDIN:
@@ -86,6 +116,9 @@ class _ZstdReader(io.RawIOBase):
 
     def readable(self) -> bool:
         return True
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
 
     def readinto(self, buffer: Any) -> int:
         while not self.pending:
@@ -124,7 +157,7 @@ def numbered_lines(handle: BinaryIO, stats: ReadStats, on_error: Callable[[str, 
                 raw = raw[len(BOM):]
             yield number, raw
     except STREAM_ERRORS as exc:
-        on_error(f"truncated or corrupt file ({type(exc).__name__})", number + 1)
+        on_error(truncation(exc), number + 1)
 
 
 def skipper(stats: ReadStats, source: str, strict: bool) -> Callable[[str, int], None]:

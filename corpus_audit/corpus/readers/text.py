@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from corpus_audit.corpus.documents import INVALID_UTF8, Document
+from corpus_audit.corpus.documents import Document, INVALID_UTF8, truncation
 from corpus_audit.corpus.readers.records import RecordConverter
 from corpus_audit.corpus.readers.streams import BOM, STREAM_ERRORS, decode, numbered_lines, skipper
 
@@ -26,7 +26,7 @@ def read(path: str, handle: BinaryIO, convert: RecordConverter) -> Iterator[Docu
     try:
         data = handle.read()
     except STREAM_ERRORS as exc:
-        stats.skip(f"truncated or corrupt file ({type(exc).__name__})", path, None, opts.strict)
+        stats.skip(truncation(exc), path, None, opts.strict)
         return
     stats.bytes_read += len(data)
     text, repaired = decode(data.removeprefix(BOM))

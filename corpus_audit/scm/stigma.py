@@ -1,0 +1,217 @@
+"""The signed stigma score: the probability that a sentence stigmatises people with the illness it mentions.
+
+Trained on ``templates/<lang>/stigma_labelled.csv`` (``templates/README.md``): real sentences from licensed corpora,
+labelled by this project with ``docs/labelling.md`` and split by source document into train / dev / heldout, and
+sentences written by the team (hard negatives: anti-stigma text that quotes a slur, counter-stereotypes) split by
+group into train / dev. Each sentence is masked as an audit masks it (its labelled mention and every mention the
+language's matcher finds become the mask phrase) before it is embedded.
+
+The head is a balanced logistic regression (:class:`~corpus_audit.scm.heads.ClassifierHead`, classes ``STIGMA_CLASSES``)
+fitted on train and dev; the written sentences weigh ``written_weight`` each (chosen on dev,
+``scripts/select_stigma_weight.py``). The held-out real sentences are scored once, by :func:`stigma_validity`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from corpus_audit.common.resources import data_dir, sha256_file
+from corpus_audit.scm.columns import STIGMA_COLUMN
+from corpus_audit.scm.axes import STIGMA_CLASSES
+from corpus_audit.scm.heads import ClassifierHead
+from corpus_audit.scm.templates import TemplateError
+
+STIGMA_FILE = "stigma_labelled.csv"
+__all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "load_stigma_data", "stigma_validity"]
+SPLITS = ("train", "dev", "heldout")
+SOURCES = ("real", "written")
+REQUIRED = ("uid", "source", "doc_id", "sentence", "matched_term", "form", "illness_type", "split", "category",
+            "stigmatising")
+PRECISION_AT = (20, 50, 100)
+#: Per-form AUC only where a form has at least this many sentences of each class.
+MIN_FORM_CLASS = 10
+
+
+@dataclass
+class StigmaData:
+    """Labelled sentences for the stigma head, each already masked (``texts``)."""
+
+    texts: list[str]
+    stigmatising: np.ndarray  # bool
+    split: np.ndarray  # str
+    source: np.ndarray  # str
+    form: np.ndarray  # str
+    path: Path
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def sha256(self) -> str:
+        return sha256_file(self.path)
+
+    def subset(self, rows: np.ndarray) -> StigmaData:
+        """The sentences at ``rows``."""
+        return StigmaData([self.texts[i] for i in rows], self.stigmatising[rows], self.split[rows],
+                          self.source[rows], self.form[rows], self.path)
+
+    def rows(self, splits: tuple[str, ...], sources: tuple[str, ...] = SOURCES) -> np.ndarray:
+        return np.flatnonzero(np.isin(self.split, splits) & np.isin(self.source, sources))
+
+
+def mask_labelled(sentence: str, terms: str, masker) -> str:
+    """``sentence`` with each ``;``-separated labelled mention (whole words, any case) and then every mention
+    ``masker`` (:class:`~corpus_audit.corpus.select.MentionMasker`) finds replaced by the mask phrase."""
+    for term in sorted({t.strip() for t in terms.split(";") if t.strip()}, key=len, reverse=True):
+        sentence = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", masker.mask, sentence, flags=re.IGNORECASE)
+    return masker(sentence)
+
+
+def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
+    """The labelled sentences of ``lang``, masked; a bad row stops with the file and line."""
+    import pandas as pd
+
+    from corpus_audit.corpus.select import MentionMasker
+
+    path = path or data_dir("templates") / lang / STIGMA_FILE
+    if not path.is_file():
+        raise TemplateError(f"stigma training file not found: {path}")
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    missing = [column for column in REQUIRED if column not in table.columns]
+    if missing:
+        raise TemplateError(f"{path}: missing column(s) {', '.join(missing)}")
+    for line, row in zip(range(2, len(table) + 2), table.itertuples(index=False)):
+        problem = (f"stigmatising must be yes or no, found {row.stigmatising!r}"
+                   if row.stigmatising not in ("yes", "no") else
+                   f"split must be one of {', '.join(SPLITS)}, found {row.split!r}" if row.split not in SPLITS else
+                   f"source must be real or written, found {row.source!r}" if row.source not in SOURCES else
+                   "written sentences are never held out" if (row.source, row.split) == ("written", "heldout") else
+                   "empty sentence" if not row.sentence.strip() else None)
+        if problem:
+            raise TemplateError(f"{path}, line {line}: {problem}")
+    masker = MentionMasker(lang)
+    return StigmaData(texts=[mask_labelled(s, t, masker) for s, t in zip(table["sentence"], table["matched_term"])],
+                      stigmatising=(table["stigmatising"] == "yes").to_numpy(), split=table["split"].to_numpy(),
+                      source=table["source"].to_numpy(), form=table["form"].to_numpy(), path=path)
+
+
+def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
+                    kind: str = "logistic") -> ClassifierHead:
+    """The stigma head fitted on ``rows`` of ``data`` (embeddings ``X`` of all of it), classes balanced, each
+    written sentence weighing ``written_weight`` (a real one 1)."""
+    weights = np.where(data.source[rows] == "written", written_weight, 1.0)
+    keep = weights > 0
+    return ClassifierHead(kind, STIGMA_CLASSES).fit(X[rows][keep], data.stigmatising[rows][keep].astype(int), C=C,
+                                                    balanced=True, sample_weight=weights[keep])
+
+
+def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
+                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
+    """ROC AUC and its 95% percentile bootstrap interval; with ``groups`` (source documents) whole groups are
+    resampled, since sentences of one document are not independent."""
+    from sklearn.metrics import roc_auc_score
+
+    truth, score = np.asarray(truth, dtype=bool), np.asarray(score, dtype=float)
+    rng = np.random.default_rng(seed)
+    labels, members = np.unique(groups if groups is not None else np.arange(len(truth)), return_inverse=True)
+    by_group = [np.flatnonzero(members == g) for g in range(len(labels))]
+    values = []
+    for _ in range(n_boot):
+        rows = np.concatenate([by_group[g] for g in rng.integers(0, len(by_group), len(by_group))])
+        if truth[rows].all() or not truth[rows].any():
+            continue
+        values.append(roc_auc_score(truth[rows], score[rows]))
+    low, high = np.percentile(values, [2.5, 97.5])
+    return float(roc_auc_score(truth, score)), float(low), float(high)
+
+
+def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> dict[str, Any]:
+    """The stigma score of ``axes`` on the held-out real sentences of ``lang``: ROC AUC stigmatising vs the rest
+    with a document-bootstrap 95% interval, the precision of the top k, the AUC per mention form and per corpus
+    (within one corpus: the pooled AUC also rewards telling a toxic-comment corpus from a support forum) where
+    there are at least ``MIN_FORM_CLASS`` sentences of each class, and the documents ranked as an audit ranks them
+    (:func:`document_ranking`)."""
+    import pandas as pd
+    from sklearn.metrics import roc_auc_score
+
+    data = data or load_stigma_data(lang)
+    table = pd.read_csv(data.path, dtype=str, keep_default_na=False)
+    rows = data.rows(("heldout",), ("real",))
+    if axes.stigma_head is None:
+        raise ValueError("these axes carry no stigma head")
+    score = axes.stigma_head.predict_proba(encode([data.texts[i] for i in rows]))[:, 1]
+    truth = data.stigmatising[rows]
+    auc, low, high = bootstrap_auc(truth, score, groups=table["doc_id"].to_numpy()[rows])
+    order = np.argsort(-score, kind="stable")
+    def by(values: np.ndarray) -> dict[str, dict[str, Any]]:
+        result = {}
+        for value in sorted(set(values)):
+            chosen = values == value
+            n_yes, n_no = int(truth[chosen].sum()), int((~truth[chosen]).sum())
+            result[value] = {"n_stigmatising": n_yes, "n_other": n_no,
+                             "auc": float(roc_auc_score(truth[chosen], score[chosen]))
+                             if min(n_yes, n_no) >= MIN_FORM_CLASS else None}
+        return result
+
+    return {
+        "file": data.path.name, "split": "heldout (real sentences, never used for training or selection)",
+        "n": len(rows), "n_stigmatising": int(truth.sum()),
+        "auc": auc, "auc_ci95": [low, high],
+        "precision_at": {str(k): float(truth[order[:k]].mean()) for k in PRECISION_AT if k <= len(rows)},
+        "base_rate": float(truth.mean()),
+        "forms": by(data.form[rows]),
+        "corpora": by(table["corpus"].to_numpy()[rows]),
+        "documents": document_ranking(table.iloc[rows].assign(stigma=score)),
+    }
+
+
+def document_ranking(sentences) -> dict[str, Any]:
+    """Documents scored as an audit scores them (the maximum sentence score; audit/documents.py) from labelled
+    ``sentences`` (columns corpus, doc_id, illness_type, category, stigmatising, stigma): ROC AUC of documents with
+    a stigmatising sentence vs the rest, and, on the same illness type, the share of (stigmatising, supportive)
+    document pairs where the supportive one ranks higher (ties count half). A supportive document has judgements
+    about people and no stigmatising sentence (support, counter-stereotypes, anti-stigma)."""
+    from sklearn.metrics import roc_auc_score
+
+    documents = sentences.assign(_yes=sentences["stigmatising"] == "yes",
+                                 _judgement=sentences["category"] == "judgement").groupby(
+        ["corpus", "doc_id"]).agg(stigma=("stigma", "max"), stigmatising=("_yes", "any"),
+                                  judgement=("_judgement", "any"), illness_type=("illness_type", "first"))
+    supportive = documents[~documents["stigmatising"] & documents["judgement"]]
+    above, pairs = 0.0, 0
+    for illness_type, stigmatising in documents[documents["stigmatising"]].groupby("illness_type"):
+        support = supportive.loc[supportive["illness_type"] == illness_type, "stigma"].to_numpy()
+        difference = support[None, :] - stigmatising["stigma"].to_numpy()[:, None]
+        above += float((difference > 0).sum() + 0.5 * (difference == 0).sum())
+        pairs += difference.size
+    both = documents["stigmatising"].any() and not documents["stigmatising"].all()
+    return {"n_documents": len(documents), "n_stigmatising": int(documents["stigmatising"].sum()),
+            "n_supportive": len(supportive),
+            "auc": float(roc_auc_score(documents["stigmatising"], documents["stigma"])) if both else None,
+            "supportive_above_stigmatising": above / pairs if pairs else None, "n_pairs": pairs}
+
+
+def format_stigma(result: dict[str, Any]) -> str:
+    """One paragraph of :func:`stigma_validity`'s numbers."""
+    low, high = result["auc_ci95"]
+    forms, corpora = (", ".join(f"{name} {value['auc']:.2f}" for name, value in result[part].items()
+                                if value["auc"] is not None) for part in ("forms", "corpora"))
+    return (f"stigma score on {result['n']} held-out real sentences ({result['n_stigmatising']} stigmatising): "
+            f"AUC {result['auc']:.3f} (95% CI {low:.3f}-{high:.3f}); precision of the top "
+            + ", ".join(f"{k} {value:.2f}" for k, value in result["precision_at"].items())
+            + f" (base rate {result['base_rate']:.2f})" + (f"; AUC by mention form: {forms}" if forms else "")
+            + (f"; AUC within one corpus: {corpora}" if corpora else "")
+            + _format_documents(result["documents"]))
+
+
+def _format_documents(documents: dict[str, Any]) -> str:
+    above = documents["supportive_above_stigmatising"]
+    return (f"; {documents['n_documents']} documents ranked by their most stigmatising sentence: AUC "
+            + ("n/a" if documents["auc"] is None else f"{documents['auc']:.3f}")
+            + ", a supportive document above a stigmatising one (same illness type) in "
+            + ("n/a" if above is None else f"{above:.1%}") + f" of {documents['n_pairs']} pairs")

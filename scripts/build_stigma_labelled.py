@@ -1,0 +1,135 @@
+"""Assemble the labelled stigma data (issue 28) into ``templates/<lang>/stigma_labelled.csv``.
+
+Real sentences: the labelling pool (``--pool``, as drawn by ``scripts/sample_labelling_pool.py``) joined with the
+labellers' sheets ``labels_pool_<lang>_<NN>_<labeller>.csv`` (``--labels``); a chunk labelled twice takes the
+adjudicator's ``adjudicated_pool_<lang>_<NN>.csv`` as its label and keeps both independent labels (``label_1``,
+``label_2``: ``category|stigmatising|dimension|strength``) for Cohen's kappa. Written sentences
+(``--written``: ``written_<lang>_*.csv``, labelled by their writers) are split train/dev by their ``group`` (a
+sentence and its rewritten counterpart share a group), never held out.
+
+    python scripts/build_stigma_labelled.py --pool data/labelled --labels /path/labels --written /path/written
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import re
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+LABEL_FIELDS = ["category", "stigmatising", "dimension", "stigma_strength"]
+COLUMNS = ["uid", "source", "corpus", "doc_id", "licence", "group", "sentence", "matched_term", "form",
+           "illness_type", "split", *LABEL_FIELDS, "note", "labellers", "double_labelled", "label_1", "label_2",
+           "chunk"]
+WRITTEN_DEV_SHARE = 0.2
+SHEET = re.compile(r"labels_(pool_(en|es)_\d\d)_([A-Za-z0-9]+)\.csv")
+REDO = re.compile(r"labels_pool_(en|es)_redo_([A-Za-z0-9]+)\.csv")
+#: Per double-labelled chunk, the labeller whose misaligned rows a redo sheet replaces.
+REDONE = {"pool_en_01": "la", "pool_en_02": "lb"}
+# The written sheets say "help" for the guideline's "withholding_help".
+DIMENSION_NAMES = {"help": "withholding_help"}
+
+
+def written_split(group: str) -> str:
+    """train or dev from the group name alone (a stable hash), so a group never straddles the split."""
+    bucket = int(hashlib.sha256(group.encode("utf-8")).hexdigest()[:8], 16) / 0xFFFFFFFF
+    return "dev" if bucket < WRITTEN_DEV_SHARE else "train"
+
+
+def normalise_dimension(value: str) -> str:
+    return ";".join(DIMENSION_NAMES.get(part, part) for part in value.split(";") if part)
+
+
+def packed(row: pd.Series) -> str:
+    return "|".join(str(row[field]) for field in LABEL_FIELDS)
+
+
+def real_rows(pool: pd.DataFrame, labels: Path, lang: str) -> pd.DataFrame:
+    sheets: dict[str, dict[str, pd.DataFrame]] = {}
+    redo: dict[str, pd.DataFrame] = {}
+    for path in sorted(labels.glob(f"labels_pool_{lang}_*.csv")):
+        if name := REDO.fullmatch(path.name):
+            redo[name[2]] = pd.read_csv(path, dtype=str, keep_default_na=False)
+        elif name := SHEET.fullmatch(path.name):
+            sheets.setdefault(name[1], {})[name[3]] = pd.read_csv(path, dtype=str, keep_default_na=False)
+        else:
+            raise SystemExit(f"{path}: not a label sheet name (labels_pool_<lang>_<NN|redo>_<labeller>.csv)")
+    parts = []
+    for chunk, rows in pool.groupby("chunk", sort=True):
+        by_labeller = sheets.get(chunk)
+        if not by_labeller:
+            raise SystemExit(f"no label sheet for {chunk} in {labels}")
+        if len(by_labeller) == 1:
+            (labeller, final), = by_labeller.items()
+            extra = pd.DataFrame({"uid": final["uid"], "labellers": labeller, "label_1": "", "label_2": ""})
+        else:
+            adjudicated = labels / f"adjudicated_{chunk}.csv"
+            if not adjudicated.is_file():
+                raise SystemExit(f"{chunk} is labelled twice but {adjudicated} is missing")
+            final = pd.read_csv(adjudicated, dtype=str, keep_default_na=False)
+            (first, a), (second, b) = sorted(by_labeller.items())
+            names = pd.Series([f"{first};{second};adjudicator"] * len(a), index=a["uid"].to_numpy())
+            for relabeller, sheet in redo.items():
+                replaced = REDONE.get(chunk)
+                sheet = sheet[sheet["uid"].isin(a["uid"])]
+                if replaced is None or sheet.empty:
+                    continue
+                target = a if replaced == first else b
+                target = target.set_index("uid")
+                target.loc[sheet["uid"], LABEL_FIELDS] = sheet.set_index("uid")[LABEL_FIELDS]
+                if replaced == first:
+                    a = target.reset_index()
+                else:
+                    b = target.reset_index()
+                pair = sorted({first, second} - {replaced}) + [relabeller]
+                names[sheet["uid"].to_numpy()] = f"{';'.join(pair)};adjudicator"
+            both = a.merge(b, on="uid", suffixes=("_1", "_2"))
+            extra = pd.DataFrame({
+                "uid": both["uid"], "labellers": both["uid"].map(names),
+                "label_1": both.apply(lambda r: "|".join(r[f"{f}_1"] for f in LABEL_FIELDS), axis=1),
+                "label_2": both.apply(lambda r: "|".join(r[f"{f}_2"] for f in LABEL_FIELDS), axis=1)})
+        merged = rows.merge(final[["uid", *LABEL_FIELDS, "note"]], on="uid", how="left", validate="1:1") \
+            .merge(extra, on="uid", how="left", validate="1:1")
+        if merged["category"].isna().any():
+            raise SystemExit(f"{chunk}: {int(merged['category'].isna().sum())} sentences have no label")
+        parts.append(merged)
+    real = pd.concat(parts, ignore_index=True)
+    return real.assign(source="real", group="")
+
+
+def written_rows(written: Path, lang: str) -> pd.DataFrame:
+    files = sorted(written.glob(f"written_{lang}_*.csv"))
+    if not files:
+        raise SystemExit(f"no written_{lang}_*.csv in {written}")
+    rows = pd.concat([pd.read_csv(path, dtype=str, keep_default_na=False) for path in files], ignore_index=True)
+    return rows.assign(source="written", corpus="", doc_id="", licence="Apache-2.0 (written for corpus-audit)",
+                       matched_term=rows["mention"], split=rows["group"].map(written_split),
+                       dimension=rows["dimension"].map(normalise_dimension), labellers="writer",
+                       double_labelled="no", label_1="", label_2="", chunk="")
+
+
+def build(pool_dir: Path, labels: Path, written: Path, lang: str) -> pd.DataFrame:
+    pool = pd.read_csv(pool_dir / f"pool_{lang}.csv", dtype=str, keep_default_na=False)
+    table = pd.concat([real_rows(pool, labels, lang), written_rows(written, lang)], ignore_index=True)
+    return table[COLUMNS]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pool", type=Path, default=ROOT / "data" / "labelled")
+    parser.add_argument("--labels", type=Path, required=True)
+    parser.add_argument("--written", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=ROOT / "templates")
+    args = parser.parse_args()
+    for lang in ("en", "es"):
+        table = build(args.pool, args.labels, args.written, lang)
+        target = args.out / lang / "stigma_labelled.csv"
+        table.to_csv(target, index=False)
+        print(f"{target}: {len(table)} rows\n{pd.crosstab(table['source'], [table['split'], table['stigmatising']])}")
+
+
+if __name__ == "__main__":
+    main()

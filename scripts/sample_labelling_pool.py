@@ -1,0 +1,294 @@
+"""Draw the pool of real sentences to label for the signed stigma score (issue 28; guideline: docs/labelling.md).
+
+Reads the shared corpora (a development-time input, never read by the product), splits each document into
+sentences with corpus_audit's segmenter, keeps the sentences that mention an illness under a broad pattern set
+(the diagnosis names of ``lexicons/LANG/illnesses.csv`` plus the extended mention forms of
+``data/labelled/pool_terms.csv``: generic terms, person nouns, adjectives, slang and slurs, treatment words),
+drops near-duplicates, and draws a fixed-seed sample per corpus that oversamples the social-text corpora and the
+slang/person/generic forms (where the stigmatising sentences are). Every sentence's ``split`` comes from its
+source document, so all sentences of a document land in the same split; CodiEsp EN and ES share document ids
+(one is the translation of the other), so a case gets the same split in both languages.
+
+Writes ``data/labelled/pool_LANG.csv`` and, with ``--sheets DIR``, the label sheets ``pool_LANG_NN.csv``
+(uid, sentence, matched_term only) that labellers fill in.
+
+    PYTHONPATH=$PWD python scripts/sample_labelling_pool.py --corpora /work/shared/corpora \
+        --sheets /work/notes/labelling
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from corpus_audit.corpus.segment import Segmenter
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 2811
+SPLITS = (("train", 0.6), ("dev", 0.2), ("heldout", 0.2))
+CHUNK_ROWS = 250
+DOUBLE_CHUNKS = 2  # the first chunks of each language are labelled twice, independently
+MIN_WORDS, MAX_WORDS = 4, 80
+
+# The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
+SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
+# Sentences per language, and per corpus drawn in this order (a corpus with fewer candidates gives all it has);
+# the last corpus of a language (the clinical one) fills the pool up to the language's total.
+TOTALS = {"en": 2000, "es": 1400}
+QUOTAS = {
+    "en": {"civil_comments_toxic_spans_en": 750, "mlma_tweets_en": 330, "reddit_mh_27subs_en": 700,
+           "codiesp_clinical_cases_en": None},
+    "es": {"textdetox_es": 1000, "gold_standard_toxicity_es": 1000, "codiesp_clinical_cases_es": None},
+}
+CLINICAL = {"codiesp_clinical_cases_en", "codiesp_clinical_cases_es"}
+# Draw weight of a sentence by the form of its mention: the forms where stigma is written weigh more; a mental
+# illness twice a physical one. In clinical text slang words are false friends ("anormal", "deficiente"): weight 1.
+FORM_WEIGHT = {"slang": 6.0, "person": 6.0, "generic": 5.0, "treatment": 3.0, "adjective": 2.0,
+               "diagnosis_extra": 1.5, "diagnosis": 1.0}
+MENTAL_WEIGHT = 2.0
+FORM_ORDER = list(FORM_WEIGHT)  # a sentence's form is its first in this order
+LICENCES = {
+    "reddit_mh_27subs_en": "Apache-2.0 (construct-tracker; Reddit Mental Health Dataset, Low et al. 2020)",
+    "codiesp_clinical_cases_en": "CC-BY-4.0 (CodiEsp/SPACCC, Miranda-Escalada et al. 2020)",
+    "codiesp_clinical_cases_es": "CC-BY-4.0 (CodiEsp/SPACCC, Miranda-Escalada et al. 2020)",
+    "civil_comments_toxic_spans_en": "CC0-1.0 (Toxic Spans, Pavlopoulos et al. 2021)",
+    "mlma_tweets_en": "MIT (MLMA, Ousidhoum et al. 2019, (c) 2019 HKUST-KnowComp)",
+    "textdetox_es": "MIT (TextDetox/CLANDESTINO, Microsoft); content CC-BY-4.0",
+    "gold_standard_toxicity_es": "CC-BY-4.0 (gold-standard-toxicity, González-Bustamante et al.)",
+}
+POOL_COLUMNS = ["uid", "lang", "corpus", "doc_id", "licence", "sentence", "matched_term", "form", "illness_type",
+                "split", "double_labelled", "chunk"]
+# Accents folded one character to one, so match offsets in the folded text are offsets in the sentence.
+_FOLD = str.maketrans("áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ’", "aeiouuAEIOUUaeiouAEIOU'")
+_URL = re.compile(r"https?://\S+|@\w+|#")
+_NON_WORD = re.compile(r"[^a-zñ0-9]+")
+# MLMA tweets hold JSON escapes as literal text ("\\u201cretard", "\\n"): decoded before matching.
+_LITERAL_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\n")
+
+
+@dataclass(frozen=True)
+class Pattern:
+    form: str
+    illness_type: str
+    regex: re.Pattern[str]
+
+
+def fold(text: str) -> str:
+    return text.translate(_FOLD)
+
+
+def load_patterns(lang: str) -> list[Pattern]:
+    """One case-insensitive pattern per form (diagnosis names: upper-case abbreviations matched as written)."""
+    lexicon = pd.read_csv(ROOT / "lexicons" / lang / "illnesses.csv", keep_default_na=False)
+    # Bare "cold" is mostly temperature: only "colds", "common cold" and "a cold" as below enter the pool.
+    lexicon = lexicon[lexicon["term"] != "cold"]
+    patterns = []
+    for illness_type, rows in lexicon.groupby("type"):
+        exact = rows["case"] == "exact"
+        for terms, flags in ((rows.loc[~exact, "term"], re.IGNORECASE), (rows.loc[exact, "term"], 0)):
+            if len(terms):
+                patterns.append(Pattern("diagnosis", illness_type, _alternation(terms, flags)))
+    if lang == "en":
+        # "a cold" as an illness: followed by punctuation or a word that goes on about the illness, not an adjective.
+        patterns.append(Pattern("diagnosis", "physical", re.compile(
+            r"\b(?:a|the|this|my|his|her) cold\b(?=\s*(?:[.,;:!?)]|$|and\b|or\b|with\b|for\b|since\b|that\b|last\b"
+            r"|going\b|coming\b|again\b|in\b|on\b|so\b|but\b))", re.IGNORECASE)))
+    extended = pd.read_csv(ROOT / "data" / "labelled" / "pool_terms.csv", keep_default_na=False)
+    for (form, illness_type), rows in extended[extended["lang"] == lang].groupby(["form", "type"], sort=False):
+        body = "|".join(f"(?:{fold(pattern)})" for pattern in rows["pattern"])
+        patterns.append(Pattern(form, illness_type, re.compile(rf"\b(?:{body})\b", re.IGNORECASE)))
+    return patterns
+
+
+def _alternation(terms: pd.Series, flags: int) -> re.Pattern[str]:
+    body = "|".join(re.escape(fold(term)) for term in sorted(terms, key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?:{body})(?![\w-])", flags)
+
+
+def mentions(sentence: str, patterns: list[Pattern]) -> tuple[str, str, str] | None:
+    """(matched surface forms joined by ';' in text order, the sentence's form, that form's illness type: mental
+    when any of its matches is) or None without a mention."""
+    folded = fold(sentence)
+    spans: set[tuple[int, int]] = set()
+    types: dict[str, set[str]] = {}
+    for pattern in patterns:
+        for match in pattern.regex.finditer(folded):
+            spans.add(match.span())
+            types.setdefault(pattern.form, set()).add(pattern.illness_type)
+    if not spans:
+        return None
+    terms = list(dict.fromkeys(sentence[start:end] for start, end in sorted(spans)))
+    form = next(form for form in FORM_ORDER if form in types)
+    return ";".join(terms), form, "mental" if "mental" in types[form] else "physical"
+
+
+def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            text = _LITERAL_ESCAPE.sub(lambda m: chr(int(m[1], 16)) if m[1] else " ", record.get("text") or "")
+            yield str(record["id"]), text
+
+
+def candidates(corpora: Path, corpus: str, lang: str, patterns: list[Pattern]) -> pd.DataFrame:
+    """Every sentence of ``corpus`` with a mention, 4 to 80 words long."""
+    segmenter = Segmenter(lang)
+    rows = []
+    for doc_id, text in read_corpus(corpora / f"{corpus}.jsonl.gz"):
+        if not any(pattern.regex.search(fold(text)) for pattern in patterns):
+            continue
+        for sentence in segmenter.sentences(text):
+            if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+                continue
+            found = mentions(sentence, patterns)
+            if found:
+                rows.append((corpus, doc_id, sentence, *found))
+    return pd.DataFrame(rows, columns=["corpus", "doc_id", "sentence", "matched_term", "form", "illness_type"])
+
+
+def split_of(doc_id: str) -> str:
+    """train/dev/heldout from a hash of the document id alone (same id, same split, in every corpus)."""
+    value = int.from_bytes(hashlib.sha256(f"{SEED}:{doc_id}".encode()).digest()[:8], "big") / 2**64
+    cumulative = 0.0
+    for name, share in SPLITS:
+        cumulative += share
+        if value < cumulative:
+            return name
+    return SPLITS[-1][0]
+
+
+def near_key(sentence: str) -> str:
+    return _NON_WORD.sub(" ", fold(_URL.sub(" ", sentence)).lower()).strip()
+
+
+class NearDuplicates:
+    """Greedy near-duplicate filter: a sentence is dropped when its word set overlaps an accepted one's with
+    Jaccard >= ``threshold``, or their normalised texts are equal (retweets, reposts, boilerplate)."""
+
+    def __init__(self, threshold: float = 0.8) -> None:
+        self.threshold = threshold
+        self.keys: set[str] = set()
+        self.words: list[frozenset[str]] = []
+        self.index: dict[str, list[int]] = {}
+
+    def add(self, sentence: str) -> bool:
+        key = near_key(sentence)
+        if key in self.keys:
+            return False
+        words = frozenset(key.split())
+        overlap: dict[int, int] = {}
+        for word in words:
+            for other in self.index.get(word, ()):
+                overlap[other] = overlap.get(other, 0) + 1
+        for other, shared in overlap.items():
+            if shared / len(words | self.words[other]) >= self.threshold:
+                return False
+        self.keys.add(key)
+        for word in words:
+            self.index.setdefault(word, []).append(len(self.words))
+        self.words.append(words)
+        return True
+
+
+def draw(found: pd.DataFrame, lang: str, rng: np.random.Generator) -> pd.DataFrame:
+    """Per corpus in QUOTAS order, up to its quota of sentences that are not near-duplicates of one already
+    drawn, with weights by form and type (Efraimidis–Spirakis weighted sampling without replacement)."""
+    seen = NearDuplicates()
+    drawn: list[pd.DataFrame] = []
+    for corpus, quota in QUOTAS[lang].items():
+        pool = found[found["corpus"] == corpus]
+        weights = pool["form"].map(FORM_WEIGHT).where(~((pool["form"] == "slang") & (corpus in CLINICAL)), 1.0)
+        weights = (weights * np.where(pool["illness_type"] == "mental", MENTAL_WEIGHT, 1.0)).to_numpy()
+        ordered = pool.iloc[np.argsort(-rng.random(len(pool)) ** (1.0 / weights), kind="stable")]
+        wanted = TOTALS[lang] - sum(map(len, drawn)) if quota is None else quota
+        keep = []
+        for position, sentence in enumerate(ordered["sentence"]):
+            if len(keep) == wanted:
+                break
+            if seen.add(sentence):
+                keep.append(position)
+        drawn.append(ordered.iloc[keep])
+    return pd.concat(drawn, ignore_index=True)
+
+
+def chunk_sizes(rows: int) -> list[int]:
+    count = max(1, math.ceil(rows / CHUNK_ROWS))
+    return [len(part) for part in np.array_split(np.arange(rows), count)]
+
+
+def double_subset(sample: pd.DataFrame, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Indices of ``size`` rows to label twice: 55% from the social-text corpora (proportional to their share
+    of the pool), the rest from the other corpora, each drawn at random."""
+    social = sample["corpus"].isin(SOCIAL).to_numpy()
+    social_rows = min(int(social.sum()), round(size * 0.55))
+    parts = []
+    for mask, wanted in ((social, social_rows), (~social, size - social_rows)):
+        group = sample[mask]
+        counts = (group["corpus"].value_counts() / len(group) * wanted).round().astype(int)
+        counts.iloc[0] += wanted - counts.sum()  # rounding: the largest corpus takes the remainder
+        for corpus, count in counts.items():
+            members = group.index[group["corpus"] == corpus].to_numpy()
+            parts.append(rng.choice(members, size=count, replace=False))
+    return np.concatenate(parts)
+
+
+def build(corpora: Path, lang: str) -> pd.DataFrame:
+    rng = np.random.default_rng(SEED)
+    patterns = load_patterns(lang)
+    found = pd.concat([candidates(corpora, corpus, lang, patterns) for corpus in QUOTAS[lang]],
+                      ignore_index=True)
+    found = found.drop_duplicates("sentence").reset_index(drop=True)
+    print(f"{lang}: candidate sentences per corpus and form\n"
+          f"{pd.crosstab(found['corpus'], found['form'], margins=True).to_string()}\n")
+    sample = draw(found, lang, rng)
+    sizes = chunk_sizes(len(sample))
+    doubled = double_subset(sample, sum(sizes[:DOUBLE_CHUNKS]), rng)
+    sample["double_labelled"] = np.where(np.isin(np.arange(len(sample)), doubled), "yes", "no")
+    # Label order: the double-labelled rows first (chunks 01..), each part shuffled so a chunk mixes corpora.
+    sample["order"] = rng.random(len(sample))
+    sample = sample.sort_values(["double_labelled", "order"], ascending=[False, True]).reset_index(drop=True)
+    sample["uid"] = [f"{lang}-{index:05d}" for index in range(1, len(sample) + 1)]
+    sample["chunk"] = np.repeat([f"pool_{lang}_{n:02d}" for n in range(1, len(sizes) + 1)], sizes)
+    sample["lang"] = lang
+    sample["licence"] = sample["corpus"].map(LICENCES)
+    sample["split"] = sample["doc_id"].map(split_of)
+    return sample[POOL_COLUMNS]
+
+
+def summarise(pool: pd.DataFrame) -> str:
+    lines = [pd.crosstab([pool["corpus"]], pool["split"], margins=True).to_string(),
+             pd.crosstab(pool["corpus"], pool["form"], margins=True).to_string(),
+             pd.crosstab(pool["chunk"], [pool["double_labelled"], pool["corpus"].isin(SOCIAL)]).to_string()]
+    return "\n\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpora", type=Path, required=True, help="folder of the shared *.jsonl.gz corpora")
+    parser.add_argument("--out", type=Path, default=ROOT / "data" / "labelled")
+    parser.add_argument("--sheets", type=Path, help="also write the label sheets pool_LANG_NN.csv here")
+    parser.add_argument("--lang", choices=sorted(QUOTAS), action="append")
+    args = parser.parse_args()
+    for lang in args.lang or sorted(QUOTAS):
+        args.out.mkdir(parents=True, exist_ok=True)
+        pool = build(args.corpora, lang)
+        pool.to_csv(args.out / f"pool_{lang}.csv", index=False)
+        print(f"{lang}: {len(pool)} sentences\n{summarise(pool)}\n")
+        if args.sheets:
+            args.sheets.mkdir(parents=True, exist_ok=True)
+            for chunk, rows in pool.groupby("chunk"):
+                rows[["uid", "sentence", "matched_term"]].to_csv(args.sheets / f"{chunk}.csv", index=False)
+
+
+if __name__ == "__main__":
+    main()

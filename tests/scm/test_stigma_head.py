@@ -1,0 +1,208 @@
+"""The stigma head: its labelled data (masked as an audit masks), its training with weighted written sentences,
+its column in the instrument's output, and its measured validity on held-out real sentences."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from corpus_audit.scm.axes import STIGMA_CLASSES, SCMAxes
+from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
+from corpus_audit.scm.heads import ClassifierHead
+from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, format_stigma,
+                                     load_stigma_data, stigma_validity)
+from corpus_audit.scm.templates import TemplateError
+from corpus_audit.stigma.judgement import CATEGORIES
+
+# Fixture sentences written for these tests (hashing features make their words the signal).
+STIGMATISING = ["Those {m} are violent and belong locked away.", "Every {m} is a lazy burden on us all.",
+                "Keep the {m} away from our kids.", "{m} are dangerous and should never be hired."]
+OTHER = ["My friend with {m} runs a bakery and coaches football.", "Services for {m} need more funding.",
+         "The trial measured relapse in {m} over two years.", "Is {m} treatable with talking therapy?"]
+MENTIONS = [("lunatics", "slang"), ("schizophrenics", "person"), ("the mentally ill", "generic"),
+            ("people with psychosis", "diagnosis")]
+
+
+def encode(texts: list[str]) -> np.ndarray:
+    """Bag-of-words hashing: a deterministic stand-in for an embedder."""
+    X = np.zeros((len(texts), 64))
+    for row, text in enumerate(texts):
+        for word in text.lower().replace(".", "").replace("?", "").split():
+            X[row, int(hashlib.md5(word.encode()).hexdigest(), 16) % 64] += 1.0
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-12)
+
+
+def fixture_rows() -> pd.DataFrame:
+    rows = []
+    for i, (mention, form) in enumerate(MENTIONS * 9):
+        for label, templates in (("yes", STIGMATISING), ("no", OTHER)):
+            split = ("train", "dev", "heldout")[i % 3]
+            source = "written" if (i % 4 == 1 and split != "heldout") else "real"
+            rows.append({"uid": f"u{len(rows)}", "source": source, "corpus": "c", "doc_id": f"doc{i}", "group": "",
+                         "sentence": templates[i % 4].format(m=mention), "matched_term": mention, "form": form,
+                         "illness_type": "mental", "split": split, "category": "judgement" if label == "yes"
+                         else "information", "stigmatising": label})
+    return pd.DataFrame(rows)
+
+
+@pytest.fixture()
+def labelled(tmp_path):
+    path = tmp_path / "stigma_labelled.csv"
+    fixture_rows().to_csv(path, index=False)
+    return load_stigma_data("en", path)
+
+
+def test_sentences_are_masked_at_the_labelled_mention_and_every_lexicon_mention(tmp_path):
+    table = fixture_rows().head(2)
+    table.loc[1, "sentence"] = "Lunatics, said the man with depression, are everywhere."
+    path = tmp_path / "stigma_labelled.csv"
+    table.to_csv(path, index=False)
+    data = load_stigma_data("en", path)
+    assert data.texts[0] == "Those this condition are violent and belong locked away."
+    assert "depression" not in data.texts[1] and "Lunatics" not in data.texts[1]
+    assert data.texts[1].count("this condition") == 2
+
+
+@pytest.mark.parametrize(("column", "value", "message"), [
+    ("stigmatising", "maybe", "stigmatising must be yes or no"),
+    ("split", "test", "split must be one of train, dev, heldout"),
+    ("source", "written", "written sentences are never held out"),
+])
+def test_a_bad_row_names_its_file_and_line(tmp_path, column, value, message):
+    table = fixture_rows()
+    row = int(np.flatnonzero(table["split"] == "heldout")[0])
+    table.loc[row, column] = value
+    path = tmp_path / "stigma_labelled.csv"
+    table.to_csv(path, index=False)
+    with pytest.raises(TemplateError, match=f"line {row + 2}: {message}"):
+        load_stigma_data("en", path)
+
+
+def test_the_head_learns_the_labels_and_scores_held_out_sentences(labelled):
+    X = encode(labelled.texts)
+    head = fit_stigma_head(X, labelled, labelled.rows(("train", "dev")), written_weight=0.5)
+    assert head.classes == STIGMA_CLASSES
+    held = labelled.rows(("heldout",), ("real",))
+    score = head.predict_proba(X[held])[:, 1]
+    assert roc_auc_score(labelled.stigmatising[held], score) > 0.95
+    assert ((score >= 0) & (score <= 1)).all()
+
+
+def test_written_weight_zero_is_training_on_real_sentences_only(labelled):
+    X = encode(labelled.texts)
+    rows = labelled.rows(("train", "dev"))
+    weighted = fit_stigma_head(X, labelled, rows, written_weight=0.0)
+    real_only = fit_stigma_head(X, labelled, labelled.rows(("train", "dev"), ("real",)), written_weight=1.0)
+    np.testing.assert_allclose(weighted.predict_proba(X), real_only.predict_proba(X), atol=1e-6)
+    heavier = fit_stigma_head(X, labelled, rows, written_weight=3.0)
+    assert not np.allclose(heavier.predict_proba(X), weighted.predict_proba(X), atol=1e-3)
+
+
+def test_sample_weights_need_a_logistic_head():
+    X = np.eye(4)
+    with pytest.raises(ValueError, match="sample weights need a logistic head"):
+        ClassifierHead("mlp", STIGMA_CLASSES).fit(X, np.array([0, 1, 0, 1]), sample_weight=np.ones(4))
+
+
+def judging_axes(X: np.ndarray, labels: np.ndarray, stigma: ClassifierHead | None) -> SCMAxes:
+    y = np.column_stack([np.where(labels, -1.0, 1.0), np.where(labels, -1.0, 1.0)])
+    axes = SCMAxes(head="logistic").fit(X, y, metadata={"embedder_id": "toy"})
+    categories = np.arange(len(X)) % len(CATEGORIES)
+    from corpus_audit.scm.columns import DIMENSION_CLASSES
+
+    gate = ClassifierHead("logistic", CATEGORIES).fit(X, categories)
+    dimensions = ClassifierHead("logistic", DIMENSION_CLASSES).fit(np.tile(X, (3, 1))[:len(DIMENSION_CLASSES) * 4],
+                                                                  np.arange(len(DIMENSION_CLASSES) * 4)
+                                                                  % len(DIMENSION_CLASSES))
+    return axes.attach_judgement(gate, dimensions, stigma)
+
+
+def test_the_stigma_column_is_measured_and_survives_save_and_load(labelled, tmp_path):
+    X = encode(labelled.texts)
+    head = fit_stigma_head(X, labelled, labelled.rows(("train", "dev")), written_weight=1.0)
+    axes = judging_axes(X, labelled.stigmatising, head)
+    scores = axes.measure(X[:6])
+    column = OUTPUT_COLUMNS.index(STIGMA_COLUMN)
+    np.testing.assert_allclose(scores[:, column], head.predict_proba(X[:6])[:, 1], rtol=1e-5)
+    axes.save(tmp_path / "axes.npz")
+    np.testing.assert_array_equal(SCMAxes.load(tmp_path / "axes.npz").measure(X[:6]), scores)
+    without = judging_axes(X, labelled.stigmatising, None)
+    assert np.isnan(without.measure(X[:3])[:, column]).all()
+    assert np.isfinite(without.measure(X[:3])[:, :column]).all()
+    with pytest.raises(ValueError, match="stigma head must have the classes"):
+        axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], axes.judgement_["gate"])
+
+
+def test_validity_on_held_out_real_sentences(labelled):
+    X = encode(labelled.texts)
+    head = fit_stigma_head(X, labelled, labelled.rows(("train", "dev")), written_weight=1.0)
+    axes = judging_axes(X, labelled.stigmatising, head)
+    result = stigma_validity(encode, axes, "en", labelled)
+    held = labelled.rows(("heldout",), ("real",))
+    assert result["n"] == len(held) and result["n_stigmatising"] == int(labelled.stigmatising[held].sum())
+    expected = roc_auc_score(labelled.stigmatising[held], head.predict_proba(X[held])[:, 1])
+    assert result["auc"] == pytest.approx(expected)
+    assert result["auc_ci95"][0] <= result["auc"] <= result["auc_ci95"][1]
+    assert result["precision_at"]["20"] == pytest.approx(
+        labelled.stigmatising[held][np.argsort(-head.predict_proba(X[held])[:, 1], kind="stable")[:20]].mean())
+    # 4 forms with 3 sentences of each class: too few for a per-form AUC
+    assert set(result["forms"]) == {"slang", "person", "generic", "diagnosis"}
+    assert all(value["auc"] is None for value in result["forms"].values())
+    assert result["corpora"]["c"]["n_stigmatising"] == result["n_stigmatising"]
+    assert result["corpora"]["c"]["auc"] == pytest.approx(expected)  # one corpus: the pooled AUC
+    line = format_stigma(result)  # as `corpus-audit axes evaluate` and the build script print it
+    assert f"AUC {result['auc']:.3f}" in line and f"{result['n']} held-out real sentences" in line
+    assert "AUC within one corpus: c " in line and "documents ranked by their most stigmatising sentence" in line
+
+
+def test_bootstrap_interval_brackets_the_auc_and_narrows_with_data():
+    rng = np.random.default_rng(1)
+    truth = rng.random(400) < 0.4
+    score = truth + rng.normal(scale=0.8, size=400)
+    auc, low, high = bootstrap_auc(truth, score, n_boot=500)
+    assert auc == pytest.approx(roc_auc_score(truth, score))
+    assert low < auc < high
+    _, small_low, small_high = bootstrap_auc(truth[:80], score[:80], n_boot=500)
+    assert (small_high - small_low) > (high - low)
+
+
+def test_documents_rank_by_their_most_stigmatising_sentence():
+    sentences = pd.DataFrame({
+        "corpus": "c", "doc_id": ["slur", "slur", "support", "support", "clinic", "other-type"],
+        "illness_type": ["mental", "mental", "mental", "mental", "mental", "physical"],
+        "category": ["judgement", "self_disclosure", "judgement", "judgement", "clinical", "judgement"],
+        "stigmatising": ["yes", "no", "no", "no", "no", "no"],
+        "stigma": [0.7, 0.1, 0.2, 0.8, 0.05, 0.99]})
+    result = document_ranking(sentences)
+    assert (result["n_documents"], result["n_stigmatising"], result["n_supportive"]) == (4, 1, 2)
+    # the supportive mental document (max 0.8) ranks above the stigmatising one (0.7); the physical one is
+    # another illness type and is not paired
+    assert result["supportive_above_stigmatising"] == 1.0 and result["n_pairs"] == 1
+    assert result["auc"] == pytest.approx(1 / 3)
+
+
+def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
+    from dataclasses import replace
+
+    from corpus_audit.scm.recipes import fit_stigma, get_recipe
+
+    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0),))
+    seen: list[str] = []
+
+    def recording_encode(texts: list[str]) -> np.ndarray:
+        seen.extend(texts)
+        return encode(texts)
+
+    head = fit_stigma(recipe, recording_encode, "en", labelled)
+    fitted = labelled.rows(("train", "dev"))
+    assert seen == [labelled.texts[i] for i in fitted]  # no held-out sentence is even embedded
+    expected = fit_stigma_head(encode(labelled.texts), labelled, fitted, 0.5, C=1.0)
+    np.testing.assert_allclose(head.predict_proba(encode(labelled.texts)),
+                               expected.predict_proba(encode(labelled.texts)), atol=1e-8)
+    assert fit_stigma(recipe, encode, "es", labelled) is None  # no settings for that language
+    assert get_recipe("default").stigma_settings("en") is not None
+    assert get_recipe("reference").stigma_settings("en") is None

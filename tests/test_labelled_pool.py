@@ -1,0 +1,179 @@
+"""The labelled stigma data (templates/LANG/stigma_labelled.csv) keeps the promises issue 28 makes for it: real
+sentences split by document (held-out real only), written ones by group, a double-labelled subset drawn across
+corpora, no near-duplicates, a licence per row, valid labels; and the sampling and label-checking scripts do what
+they say."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATES = ROOT / "templates"
+
+
+def labelled_file(lang: str) -> pd.DataFrame:
+    return pd.read_csv(TEMPLATES / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def sampler():
+    return load_script("sample_labelling_pool")
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return load_script("check_labels")
+
+
+@pytest.fixture(scope="module", params=["en", "es"])
+def labelled(request) -> pd.DataFrame:
+    return labelled_file(request.param).assign(lang=request.param)
+
+
+@pytest.fixture(scope="module")
+def pool(labelled) -> pd.DataFrame:
+    """The real sentences: the labelling pool as drawn."""
+    return labelled[labelled["source"] == "real"]
+
+
+def test_pool_size_and_columns(pool, sampler):
+    lang = pool["lang"].iloc[0]
+    assert set(sampler.POOL_COLUMNS) <= set(pool.columns)
+    assert len(pool) == sampler.TOTALS[lang]
+    assert pool["uid"].is_unique
+    assert (pool["licence"] == pool["corpus"].map(sampler.LICENCES)).all()
+
+
+def test_every_document_is_in_one_split(pool):
+    assert (pool.groupby(["corpus", "doc_id"])["split"].nunique() == 1).all()
+    documents = pool.drop_duplicates(["corpus", "doc_id"])["split"].value_counts(normalize=True)
+    assert documents["train"] == pytest.approx(0.6, abs=0.05)
+    assert documents["dev"] == pytest.approx(0.2, abs=0.05)
+    assert documents["heldout"] == pytest.approx(0.2, abs=0.05)
+
+
+def test_split_depends_on_the_document_id_only(sampler):
+    # CodiEsp EN and ES share ids: a case and its translation must never be on both sides of a split.
+    assert sampler.split_of("S0004-06142005000700014-1") == sampler.split_of("S0004-06142005000700014-1")
+    assert {sampler.split_of(f"doc-{i}") for i in range(50)} == {"train", "dev", "heldout"}
+
+
+def test_codiesp_cases_share_their_split_across_languages():
+    en, es = labelled_file("en"), labelled_file("es")
+    both = en[en["corpus"] == "codiesp_clinical_cases_en"].merge(
+        es[es["corpus"] == "codiesp_clinical_cases_es"], on="doc_id", suffixes=("_en", "_es"))
+    assert len(both) > 0
+    assert (both["split_en"] == both["split_es"]).all()
+
+
+def test_double_labelled_subset(pool, sampler):
+    doubled = pool[pool["double_labelled"] == "yes"]
+    assert len(doubled) >= 450
+    assert set(doubled["chunk"]) == {f"pool_{pool['lang'].iloc[0]}_{n:02d}" for n in (1, 2)}
+    assert (pool.loc[pool["double_labelled"] == "no", "chunk"].isin(set(doubled["chunk"]))).sum() == 0
+    assert doubled["corpus"].isin(sampler.SOCIAL).mean() >= 0.5
+    assert doubled["corpus"].nunique() == pool["corpus"].nunique()
+
+
+def test_no_near_duplicates(pool, sampler):
+    seen = sampler.NearDuplicates()
+    assert all(seen.add(sentence) for sentence in pool["sentence"])
+
+
+def test_notice_names_every_corpus(pool):
+    notice = (TEMPLATES / "README.md").read_text(encoding="utf-8")
+    for corpus in pool["corpus"].unique():
+        assert f"`{corpus}`" in notice
+
+
+def test_mentions_cover_the_extended_forms(sampler):
+    en, es = sampler.load_patterns("en"), sampler.load_patterns("es")
+    assert sampler.mentions("The mentally ill deserve better housing.", en)[1] == "generic"
+    assert sampler.mentions("Only retards believe that.", en)[:2] == ("retards", "slang")
+    assert sampler.mentions("My cousin is an alcoholic.", en)[1] == "person"
+    assert sampler.mentions("Those bastards lied again.", en) is None
+    assert sampler.mentions("It was a cold morning in May.", en) is None
+    assert sampler.mentions("I caught a cold last week.", en)[:2] == ("a cold", "diagnosis")
+    # Accents are optional in social text: "psicopata" matches like "psicópata".
+    assert sampler.mentions("ese psicopata anda suelto", es)[:2] == ("psicopata", "slang")
+    assert sampler.mentions("Lo internaron en un manicomio.", es)[1] == "treatment"
+    assert sampler.mentions("La reunión fue larga.", es) is None
+
+
+def test_near_duplicates_drop_reposts(sampler):
+    seen = sampler.NearDuplicates()
+    assert seen.add("@user you are a total lunatic and everyone knows it")
+    assert not seen.add("@other YOU are a total lunatic, and everyone knows it!")
+    assert seen.add("My aunt has dementia and lives with us now.")
+
+
+def test_check_labels_reports_each_problem(checker, tmp_path):
+    pool = labelled_file("en")
+    uids = pool.loc[pool["chunk"] == "pool_en_03", "uid"].tolist()
+    labels = pd.DataFrame({"uid": uids, "category": "information", "stigmatising": "no", "dimension": "",
+                           "stigma_strength": "0", "note": ""})
+    good = tmp_path / "labels_pool_en_03_a.csv"
+    labels.to_csv(good, index=False)
+    assert checker.problems(good) == []
+    labels.loc[0, ["stigmatising", "stigma_strength", "dimension"]] = ["yes", "2", ""]
+    labels.loc[1, "category"] = "judgment"
+    labels.loc[2, "dimension"] = "blame"
+    bad = tmp_path / "labels_pool_en_03_b.csv"
+    labels.iloc[:-1].to_csv(bad, index=False)
+    found = "\n".join(checker.problems(bad))
+    assert "1 uids of pool_en_03 have no row" in found
+    assert f"line 2 ({uids[0]}): stigmatising=yes needs dimension" in found
+    assert f"line 3 ({uids[1]}): category 'judgment'" in found
+    assert f"line 4 ({uids[2]}): stigmatising=no must leave dimension empty" in found
+    assert checker.problems(tmp_path / "labels_en_03.csv")[0].endswith("name must be labels_pool_<lang>_<NN>_<labeller>.csv")
+
+
+def test_labels_are_valid(labelled, checker):
+    assert set(labelled["category"]) <= checker.CATEGORIES
+    assert set(labelled["stigmatising"]) == {"yes", "no"}
+    stigmatising = labelled["stigmatising"] == "yes"
+    dimensions = labelled["dimension"].str.split(";").explode()
+    assert set(dimensions[dimensions != ""]) <= checker.DIMENSIONS  # "help" normalised to withholding_help
+    assert (labelled.loc[stigmatising, "dimension"] != "").all()
+    assert (labelled.loc[~stigmatising, "dimension"] == "").all()
+    assert labelled.loc[stigmatising, "stigma_strength"].isin(["1", "2", "3"]).all()
+    assert (labelled.loc[~stigmatising, "stigma_strength"] == "0").all()
+    assert labelled["uid"].is_unique and (labelled["sentence"].str.strip() != "").all()
+
+
+def test_held_out_is_real_and_written_sentences_split_by_group(labelled):
+    assert set(labelled.loc[labelled["split"] == "heldout", "source"]) == {"real"}
+    written = labelled[labelled["source"] == "written"]
+    assert set(written["split"]) == {"train", "dev"}
+    assert (written.groupby("group")["split"].nunique() == 1).all()
+    assert written["licence"].str.startswith("Apache-2.0").all()
+    # both classes in every split the head is fitted or measured on
+    assert (labelled.groupby(["source", "split"])["stigmatising"].nunique() == 2).all()
+
+
+def test_double_labelled_rows_keep_both_independent_labels(pool):
+    doubled = pool[pool["double_labelled"] == "yes"]
+    for column in ("label_1", "label_2"):
+        parts = doubled[column].str.split("|", expand=True)
+        assert parts.shape[1] == 4 and parts[1].isin(["yes", "no"]).all()
+    assert (pool.loc[pool["double_labelled"] == "no", ["label_1", "label_2"]] == "").all().all()
+    assert doubled["labellers"].str.endswith(";adjudicator").all()
+
+
+def test_kappa_table_matches_the_labellers_disagreement(checker):
+    values = checker.kappa_table(TEMPLATES / "en" / "stigma_labelled.csv")
+    assert values["rows"] >= 400
+    assert 0.0 < values["stigmatising"] < 1.0  # the English labellers disagreed on some rows
