@@ -179,9 +179,9 @@ class OnnxEmbedder(Embedder):
         return run_pooled(self.session, self._inputs, self.config.pooling, ids, mask)
 
 
-#: Padded tokens per batch of the ONNX backend (at most ``batch_size`` texts): batches of 64 Reddit sentences
-#: (about 2,000 tokens) took 1.5x the CPU time of batches of 1,024 tokens at most, whose activations stay in the
-#: CPU's caches (benchmarks/score_throughput.py --batches).
+#: Padded tokens per batch of the ONNX backend (at most ``batch_size`` texts), so that short sentences share large
+#: batches and long ones small ones. Whole-process on 3,000 Reddit sentences this measured as fast as batches of
+#: 64 texts (about 2,000 tokens), at the same scores (docs/performance.md, issue 32).
 TOKENS_PER_BATCH = 1024
 
 
