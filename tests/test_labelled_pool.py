@@ -49,10 +49,17 @@ def pool(labelled) -> pd.DataFrame:
     return labelled[labelled["source"] == "real"]
 
 
+def main_pool(pool: pd.DataFrame, sampler) -> pd.DataFrame:
+    """The sentences of the main draw (chunks 01..), without the short-fragment supplement (``--short``)."""
+    lang = pool["lang"].iloc[0]
+    chunks = {f"pool_{lang}_{n:02d}" for n in range(1, len(sampler.chunk_sizes(sampler.TOTALS[lang])) + 1)}
+    return pool[pool["chunk"].isin(chunks)]
+
+
 def test_pool_size_and_columns(pool, sampler):
     lang = pool["lang"].iloc[0]
     assert set(sampler.POOL_COLUMNS) <= set(pool.columns)
-    assert len(pool) == sampler.TOTALS[lang]
+    assert len(main_pool(pool, sampler)) == sampler.TOTALS[lang]
     assert pool["uid"].is_unique
     assert (pool["licence"] == pool["corpus"].map(sampler.LICENCES)).all()
 
@@ -79,7 +86,24 @@ def test_codiesp_cases_share_their_split_across_languages():
     assert (both["split_en"] == both["split_es"]).all()
 
 
+def test_the_short_supplement_keeps_its_promises(pool, sampler):
+    supplement = pool[~pool.index.isin(main_pool(pool, sampler).index)]
+    lang = pool["lang"].iloc[0]
+    if lang not in sampler.SHORT_QUOTAS:
+        assert supplement.empty
+        return
+    assert 0 < len(supplement) <= sum(sampler.SHORT_QUOTAS[lang].values())
+    words = supplement["sentence"].str.split().str.len()
+    assert words.between(*sampler.SHORT_WORDS).all()
+    assert (supplement["split"] != "heldout").all()  # the held-out set stays the main pool's random sample
+    assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
+    assert set(supplement["corpus"]) <= set(sampler.SHORT_QUOTAS[lang])
+    demo = pd.read_json(ROOT / "demo" / f"reddit_sample_{lang}.jsonl.gz", lines=True, dtype={"id": str})
+    assert not supplement["doc_id"].isin(demo["id"]).any()
+
+
 def test_double_labelled_subset(pool, sampler):
+    pool = main_pool(pool, sampler)
     doubled = pool[pool["double_labelled"] == "yes"]
     assert len(doubled) >= 450
     assert set(doubled["chunk"]) == {f"pool_{pool['lang'].iloc[0]}_{n:02d}" for n in (1, 2)}
