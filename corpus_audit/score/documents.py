@@ -87,7 +87,14 @@ def document_scores(filtered: pd.DataFrame, sentences: pd.DataFrame) -> pd.DataF
         **{field: grouped[field].first() for field in keep_fields},
         **{column: grouped[column].max() for column in DIMENSION_COLUMNS.values()},
     }).reset_index()
-    table = table.sort_values([STIGMA_SCORE, "n_judgements", "doc_id"], ascending=[False, False, True],
-                              kind="stable", na_position="last").reset_index(drop=True)
+    return rank_documents(table)
+
+
+def rank_documents(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (rows of :func:`document_scores`, e.g. of several batches of documents) ranked by the rule: stigma
+    score descending, then more judgements first, then doc_id; ``rank`` (the first column) numbered 1, 2, ..."""
+    table = table.drop(columns="rank", errors="ignore").sort_values(
+        [STIGMA_SCORE, "n_judgements", "doc_id"], ascending=[False, False, True], kind="stable",
+        na_position="last").reset_index(drop=True)
     table.insert(0, "rank", np.arange(1, len(table) + 1))
     return table
