@@ -58,12 +58,15 @@ class Mention:
 @dataclass
 class DocumentBatch:
     """One batch of documents scored together: the documents, their illness sentences (the filter's columns plus
-    the instrument's, one row per kept sentence, duplicates included) and their document scores (the columns of
-    ``corpus-audit documents``, ranked within the batch; documents without an illness sentence have no row)."""
+    the instrument's, one row per kept sentence, duplicates included), their document scores (the columns of
+    ``corpus-audit documents``, ranked within the batch; documents without an illness sentence have no row) and,
+    per document (in the order of ``documents``), its illness mentions per form and type, as ``corpus-audit
+    filter`` counts them: ``{form: {"mental": n, "physical": n}}``."""
 
     documents: list[Document]
     sentences: pd.DataFrame
     scores: pd.DataFrame
+    mentions: list[dict[str, dict[str, int]]] = field(default_factory=list)
 
 
 @dataclass
@@ -162,17 +165,19 @@ class Instrument:
         ``text_field`` and, optionally, ``id_field``), (id, text) pairs or :class:`Document` objects. A record
         without a text is skipped and counted in ``self.skipped``."""
         self.skipped = Skipped()
-        summary = FilterSummary(lang=self.lang)
         batch: list[Document] = []
         kept: list[KeptSentence] = []
+        mentions: list[dict[str, dict[str, int]]] = []
         for doc in self._documents(documents, text_field, id_field):
+            counted = FilterSummary(lang=self.lang)  # one document's counts: its mentions per form and type
             batch.append(doc)
-            kept.extend(iter_kept_sentences((doc,), self.matcher, self.segmenter, summary))
+            kept.extend(iter_kept_sentences((doc,), self.matcher, self.segmenter, counted))
+            mentions.append(counted.form_counts())
             if len(kept) >= batch_sentences:
-                yield self._score_batch(batch, kept)
-                batch, kept = [], []
+                yield self._score_batch(batch, kept, mentions)
+                batch, kept, mentions = [], [], []
         if batch:
-            yield self._score_batch(batch, kept)
+            yield self._score_batch(batch, kept, mentions)
         if self.skipped.counts:
             warnings.warn(f"skipped {sum(self.skipped.counts.values())} record(s): "
                           + "; ".join(f"{reason}: {count}" for reason, count in self.skipped.counts.items())
@@ -214,17 +219,18 @@ class Instrument:
                 continue
             yield Document(str(position) if doc_id is None else str(doc_id), text, meta, PYTHON_SOURCE, position)
 
-    def _score_batch(self, documents: list[Document], kept: list[KeptSentence]) -> DocumentBatch:
+    def _score_batch(self, documents: list[Document], kept: list[KeptSentence],
+                     mentions: list[dict[str, dict[str, int]]]) -> DocumentBatch:
         rows = pd.DataFrame([sentence.to_row() for sentence in kept], columns=list(BASE_COLUMNS))
         if rows.empty:
-            return DocumentBatch(documents, rows, pd.DataFrame(columns=["rank", "doc_id"]))
+            return DocumentBatch(documents, rows, pd.DataFrame(columns=["rank", "doc_id"]), mentions)
         mask = self.language.mask
         texts = [mask_mentions(sentence, offsets, mask) if self.mask_terms else sentence
                  for sentence, offsets in zip(rows["sentence"], rows["term_offsets"])]
         # score_with embeds each distinct text once, as the audit scores each distinct sentence once
         sentences = add_score_columns(rows.drop(columns="term_offsets"), score_with(texts, self._project),
                                       quadrant=True)
-        return DocumentBatch(documents, sentences, document_scores(rows, sentences))
+        return DocumentBatch(documents, sentences, document_scores(rows, sentences), mentions)
 
     def audit(self, corpus: str | Path | Iterable[Any], outdir: str | Path | None = None, *,
               text_field: str = "text", id_field: str = "id", log: Callable[[str], None] | None = None,
