@@ -82,7 +82,7 @@ def label_config() -> str:
 
 
 def _prediction(row: dict[str, Any], model_version: str) -> dict[str, Any]:
-    stigma = row.get(STIGMA_COLUMN)
+    stigma = _number(row.get(STIGMA_COLUMN))
     result = []
 
     def choice(name: str, *values: str) -> None:
@@ -90,13 +90,12 @@ def _prediction(row: dict[str, Any], model_version: str) -> dict[str, Any]:
 
     if isinstance(row.get(CATEGORY_COLUMN), str):
         choice(CATEGORY, row[CATEGORY_COLUMN])
-    if stigma is not None and stigma == stigma:
+    if stigma is not None:
         stigmatising = stigma >= PREDICTED_STIGMATISING
         choice(STIGMATISING, "yes" if stigmatising else "no")
         if stigmatising and isinstance(row.get(TOP_DIMENSION_COLUMN), str):
             choice(DIMENSION, GUIDELINE_DIMENSION_OF[row[TOP_DIMENSION_COLUMN]])
-    return {"model_version": model_version, "score": None if stigma is None or stigma != stigma else float(stigma),
-            "result": result}
+    return {"model_version": model_version, "score": stigma, "result": result}
 
 
 def _joined(value: Any) -> str:
@@ -146,7 +145,7 @@ def label_studio_tasks(outdir: str | Path, quadrant: str | None = None, dimensio
 
 
 def _number(value: Any) -> float | None:
-    return None if value is None or value != value else round(float(value), 6)
+    return None if value is None or pd.isna(value) else round(float(value), 6)
 
 
 def _shown(value: float | None) -> str:
@@ -228,6 +227,16 @@ def _answer_of_min(record: dict[str, Any]) -> dict[str, list[str]]:
     return answer
 
 
+#: Where an answer keeps who gave it (Label Studio's user id, or email where the export has it).
+REVIEWER = "_reviewer"
+
+
+def _with_reviewer(answer: dict[str, list[str]], reviewer: Any) -> dict[str, list[str]]:
+    if isinstance(reviewer, dict):
+        reviewer = reviewer.get("email") or reviewer.get("id")
+    return {**answer, REVIEWER: [str(reviewer)]} if answer and reviewer is not None else answer
+
+
 def read_review(path: str | Path) -> Review:
     """The tasks of a Label Studio export (JSON: tasks with ``data`` and ``annotations``; JSON-MIN: one flat record
     per task with its data fields and the controls' values). :class:`UserError` naming the file, line and column
@@ -256,11 +265,12 @@ def read_review(path: str | Path) -> Review:
             continue
         if full:
             data = record.get("data") if isinstance(record.get("data"), dict) else {}
-            answers = [_answer_of_results(annotation.get("result")) for annotation in record.get("annotations") or []
+            answers = [_with_reviewer(_answer_of_results(annotation.get("result")), annotation.get("completed_by"))
+                       for annotation in record.get("annotations") or []
                        if isinstance(annotation, dict) and not annotation.get("was_cancelled")]
         else:
             data = record
-            answers = [_answer_of_min(record)]
+            answers = [_with_reviewer(_answer_of_min(record), record.get("annotator"))]
         doc_id = data.get("doc_id")
         review.tasks.append(ReviewedTask(record.get("id"), None if doc_id is None else str(doc_id),
                                          data.get(TEXT), data, [answer for answer in answers if answer]))
@@ -384,3 +394,71 @@ def review_outcome(review: Review, known_ids: set[str]) -> ReviewOutcome:
     return ReviewOutcome(remove, keep, len(review.tasks), sum(len(d) for d in by_document.values()), no_choice, ties,
                          no_doc_id, unknown, confirmed, cleared, predicted_reviewed, predicted_confirmed,
                          dict(review.unreadable))
+
+
+#: The columns of ``templates/<lang>/stigma_labelled.csv``, in order.
+LABELLED_COLUMNS = ("uid", "source", "corpus", "doc_id", "licence", "group", "sentence", "matched_term", "form",
+                    "illness_type", "split", CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE, "labellers",
+                    "double_labelled", "label_1", "label_2", "chunk")
+
+
+def _label_problem(answer: dict[str, list[str]]) -> str | None:
+    """What keeps a reviewer's answer out of the labelled data (docs/labelling.md's rules), or None."""
+    category, stigmatising = answer.get(CATEGORY, [""])[0], answer.get(STIGMATISING, [""])[0]
+    strength, dimensions = answer.get(STRENGTH, [""])[0], answer.get(DIMENSION, [])
+    if category not in CATEGORIES or stigmatising not in ("yes", "no"):
+        return "no category or no stigmatising choice"
+    if stigmatising == "yes" and (strength not in ("1", "2", "3") or not dimensions):
+        return "stigmatising = yes without a dimension or a strength 1-3"
+    if stigmatising == "no" and strength not in ("", "0"):
+        return "stigmatising = no with a strength above 0"
+    if set(dimensions) - set(GUIDELINE_DIMENSIONS):
+        return "a dimension the guideline does not have"
+    return None
+
+
+def labelled_rows(review: Review, lang: str, corpus: str, licence: str,
+                  labelled: pd.DataFrame) -> tuple[pd.DataFrame, Counter]:
+    """The reviewed sentences of ``review`` as new rows of the labelled data ``labelled`` (the table of
+    ``templates/<lang>/stigma_labelled.csv``), with their source recorded: ``corpus`` and ``licence`` (the
+    corpus's, which must allow it), the reviewer (``labellers``) and the export (``chunk``). A sentence of a
+    document the labelled data already has takes that document's split (no document straddles train and held-out
+    data); the others go to train. Sentences already labelled, tasks answered by several reviewers who disagree,
+    and answers the guideline does not allow are left out and counted (the second value)."""
+    skipped: Counter = Counter()
+    split_of = dict(zip(labelled["doc_id"].astype(str), labelled["split"])) if len(labelled) else {}
+    known = set(labelled["sentence"]) if len(labelled) else set()
+    prefix = f"{lang}-r"
+    numbers = [int(uid[len(prefix):]) for uid in labelled.get("uid", pd.Series(dtype=str)).astype(str)
+               if uid.startswith(prefix) and uid[len(prefix):].isdigit()]
+    rows = []
+    for task in review.tasks:
+        answers = [answer for answer in task.answers if answer.get(STIGMATISING)]
+        if not answers or not task.sentence or task.doc_id is None:
+            skipped["no reviewer's answer"] += 1
+            continue
+        if len({(a.get(CATEGORY, [""])[0], a[STIGMATISING][0]) for a in answers}) > 1:
+            skipped["reviewers disagree (adjudicate in Label Studio first)"] += 1
+            continue
+        answer = answers[-1]
+        if (problem := _label_problem(answer)) is not None:
+            skipped[problem] += 1
+            continue
+        if task.sentence in known:
+            skipped["sentence already labelled"] += 1
+            continue
+        known.add(task.sentence)
+        stigmatising = answer[STIGMATISING][0]
+        forms = str(task.data.get("forms") or "").split("; ")
+        rows.append({"uid": f"{prefix}{max(numbers, default=0) + len(rows) + 1:05d}", "source": "real",
+                     "corpus": corpus, "doc_id": task.doc_id, "licence": licence, "group": "",
+                     "sentence": task.sentence, "matched_term": str(task.data.get("terms") or "").replace("; ", ";"),
+                     "form": forms[0] or "diagnosis", "illness_type": task.data.get("illness_type") or "",
+                     "split": split_of.get(task.doc_id, "train"), CATEGORY: answer[CATEGORY][0],
+                     STIGMATISING: stigmatising,
+                     DIMENSION: ";".join(answer.get(DIMENSION, [])) if stigmatising == "yes" else "",
+                     STRENGTH: answer.get(STRENGTH, ["0"])[0] if stigmatising == "yes" else "0",
+                     NOTE: "; ".join(filter(None, ["reviewed in Label Studio", *answer.get(NOTE, [])])),
+                     "labellers": f"label-studio:{answer.get(REVIEWER, ['?'])[0]}", "double_labelled": "no", "label_1": "", "label_2": "",
+                     "chunk": f"label-studio:{Path(review.path).name}"})
+    return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS)), skipped
