@@ -24,7 +24,7 @@ from datatrove.pipeline.writers.disk_base import DiskWriter
 
 from corpus_audit.api.instrument import Instrument
 from corpus_audit.corpus.documents import Document
-from corpus_audit.languages import guess_language
+from corpus_audit.languages import get_language, guess_language
 from corpus_audit.score.documents import STIGMA_SCORE
 from corpus_audit.score.scorer import CHUNK_SENTENCES
 from corpus_audit.stigma.judgement import TOP_DIMENSION_COLUMN
@@ -84,7 +84,7 @@ class StigmaAnnotator(PipelineStep):
         language = doc.metadata.get(self.language_key)
         if language is not None and not isinstance(language, str):
             return BAD_METADATA
-        if language and language.split("_")[0].lower() != self.lang:
+        if language and not get_language(self.lang).names(language):
             return OTHER_LANGUAGE
         guessed = guess_language([doc.text])
         return OTHER_LANGUAGE if guessed is not None and guessed != self.lang else None

@@ -459,6 +459,7 @@ def labelled_rows(review: Review, lang: str, corpus: str, licence: str,
                      DIMENSION: ";".join(answer.get(DIMENSION, [])) if stigmatising == "yes" else "",
                      STRENGTH: answer.get(STRENGTH, ["0"])[0] if stigmatising == "yes" else "0",
                      NOTE: "; ".join(filter(None, ["reviewed in Label Studio", *answer.get(NOTE, [])])),
-                     "labellers": f"label-studio:{answer.get(REVIEWER, ['?'])[0]}", "double_labelled": "no", "label_1": "", "label_2": "",
+                     "labellers": f"label-studio:{answer.get(REVIEWER, ['?'])[0]}", "double_labelled": "no",
+                     "label_1": "", "label_2": "",
                      "chunk": f"label-studio:{Path(review.path).name}"})
     return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS)), skipped
