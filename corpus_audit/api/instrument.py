@@ -17,6 +17,7 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from corpus_audit.corpus.select import mask_mentions
 from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.languages import get_language
 from corpus_audit.score.documents import document_scores, rank_documents
-from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, add_score_columns, score_with
+from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, Scorer, add_score_columns, score_with
 
 #: Where a document that came from Python, not a file, says it came from (``Document.source``).
 PYTHON_SOURCE = "<python>"
@@ -117,16 +118,29 @@ class Instrument:
         self.engine = engine
         self.spec = ModelSpec(lang, model, device, batch_size, str(axes) if axes else None, backend=backend,
                               embedding_cache=str(embedding_cache) if embedding_cache else None)
-        self.matcher = IllnessMatcher.from_csv(self.lexicon or default_lexicon_path(lang), terms)
-        self.segmenter = Segmenter(lang, spacy_model)
-        self._scorer = make_scorer(self.spec, engine)
         #: what the last :meth:`score_documents` or :meth:`iter_document_batches` could not read
         self.skipped = Skipped()
+        #: what the readers of the last :meth:`read` saw (documents, bytes, records skipped by reason)
+        self.read_stats = ReadStats()
+
+    @cached_property
+    def matcher(self) -> IllnessMatcher:
+        """The illness matcher of the lexicon and term set (built on first use: an audit builds its own)."""
+        return IllnessMatcher.from_csv(self.lexicon or default_lexicon_path(self.lang), self.terms)
+
+    @cached_property
+    def segmenter(self) -> Segmenter:
+        return Segmenter(self.lang, self.spacy_model)
+
+    @cached_property
+    def _scorer(self) -> Scorer:
+        """The scorer (the model loads on its first texts, once; an audit starts its own)."""
+        return make_scorer(self.spec, self.engine)
 
     @property
     def model_id(self) -> str | None:
         """The embedding model's id, once loaded."""
-        return self._scorer.model_id
+        return self._scorer.model_id if "_scorer" in self.__dict__ else None
 
     def mentions(self, text: str) -> list[Mention]:
         """The illness mentions of ``text`` (a sentence or a short text), left to right."""
@@ -232,26 +246,32 @@ class Instrument:
                                       quadrant=True)
         return DocumentBatch(documents, sentences, document_scores(rows, sentences), mentions)
 
-    def audit(self, corpus: str | Path | Iterable[Any], outdir: str | Path | None = None, *,
+    def audit(self, corpus: str | Path | Iterable[Any] | CorpusSpec, outdir: str | Path | None = None, *,
               text_field: str = "text", id_field: str = "id", log: Callable[[str], None] | None = None,
               progress: bool = False, force: bool = False, **options: Any) -> AuditResults:
-        """Run ``corpus-audit audit`` on ``corpus`` (a path, a list of paths or globs, or an iterable of records)
-        into ``outdir`` (None: a temporary folder, removed once the results are read) and return its results.
-        ``options``: the other fields of :class:`~corpus_audit.audit.pipeline.AuditOptions` (``max_sentences``,
-        ``bias_map``, ``seed``, ``group_by``, ``keep_fields``, ``workers``). Records (mappings) are written to a
-        JSON Lines file in a temporary folder first."""
+        """Run ``corpus-audit audit`` on ``corpus`` (a path, a list of paths or globs, an iterable of records, or a
+        :class:`~corpus_audit.corpus.filter.CorpusSpec`, which says how to read it) into ``outdir`` (None: a
+        temporary folder, removed once the results are read) and return its results. ``options``: the other
+        fields of :class:`~corpus_audit.audit.pipeline.AuditOptions` (``max_sentences``, ``bias_map``, ``seed``,
+        ``group_by``, ``keep_fields``, ``workers``). Records (mappings) are written to a JSON Lines file in a
+        temporary folder first. The model and the BIAS map are checked before the corpus is read."""
+        from corpus_audit.stigma.bias_map import load_bias_map
+
+        engine = self.engine or EngineOptions()
         audit_options = AuditOptions(lang=self.lang, model=self.spec.model, device=self.spec.device,
                                      batch_size=self.spec.batch_size, backend=self.spec.backend,
                                      axes_path=self.spec.axes_path, lexicon=self.lexicon, terms=self.terms,
                                      spacy_model=self.spacy_model, mask_terms=self.mask_terms,
-                                     embedding_cache=self.spec.embedding_cache,
-                                     engine=self.engine or EngineOptions(), **options)
+                                     embedding_cache=self.spec.embedding_cache, engine=engine, **options)
         if audit_options.group_by and audit_options.group_by not in audit_options.keep_fields:
             audit_options.keep_fields = (*audit_options.keep_fields, audit_options.group_by)
-        reading = ReaderOptions(text_field=text_field, id_field=id_field)
+        # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
+        audit_options.model_spec().check(device="cpu" if engine.is_ray else None)
+        load_bias_map(audit_options.bias_map)
         with tempfile.TemporaryDirectory(prefix="corpus-audit-api-") as scratch:
-            inputs = _as_inputs(corpus, Path(scratch))
-            spec = CorpusSpec(inputs, reading, seed=audit_options.seed)
+            spec = corpus if isinstance(corpus, CorpusSpec) else CorpusSpec(
+                _as_inputs(corpus, Path(scratch)), ReaderOptions(text_field=text_field, id_field=id_field),
+                seed=audit_options.seed)
             folder = Path(outdir) if outdir is not None else Path(scratch) / "audit"
             summary = run_audit(spec, folder, audit_options, log=log or (lambda message: None), progress=progress,
                                 force=force)

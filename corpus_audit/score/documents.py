@@ -32,7 +32,8 @@ DOCUMENT_COLUMNS = ("rank", "doc_id", STIGMA_SCORE, "top_sentence", "top_sentenc
                     TOP_DIMENSION_COLUMN, "n_sentences", "n_scored", "n_mental", "n_physical", "n_judgements",
                     "illnesses")
 #: Filter columns that are not keep-fields.
-_FILTER_COLUMNS = {"doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type"}
+_FILTER_COLUMNS = {"doc_id", "sentence_index", "sentence", "terms", "term_offsets", "illnesses", "illness_type",
+                   "forms"}
 
 
 def sentence_dimension_stigma(sentences: pd.DataFrame) -> pd.DataFrame:
