@@ -8,9 +8,9 @@ from typing import Any
 
 from corpus_audit.common.version import __version__
 
-__all__ = ["__version__", "AuditResults", "DocumentBatch", "Instrument", "Mention"]
 #: The names of the Python API, exported from the package root on first use.
-API_NAMES = frozenset(__all__[1:])
+API_NAMES = frozenset(("AuditResults", "DocumentBatch", "Instrument", "Mention"))
+__all__ = ["AuditResults", "DocumentBatch", "Instrument", "Mention", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

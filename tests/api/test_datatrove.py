@@ -12,9 +12,9 @@ import pytest
 
 pytest.importorskip("datatrove")
 
-from datatrove.data import Document  # noqa: E402
+from datatrove.data import Document
 
-from corpus_audit.api.datatrove import (BAD_METADATA, NO_TEXT, OTHER_LANGUAGE, SKIPPED_KEY,  # noqa: E402
+from corpus_audit.api.datatrove import (BAD_METADATA, NO_TEXT, OTHER_LANGUAGE, SKIPPED_KEY,
                                         StigmaAnnotator, StigmaFilter)
 
 SPANISH = " ".join(["El paciente de la consulta tiene una vida con muchos amigos y su familia que lo quiere."] * 20)

@@ -5,7 +5,7 @@ extended, and every kind of bad export refused or counted with a clear message."
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ElementTree
+from xml.etree import ElementTree
 from pathlib import Path
 
 import pandas as pd
