@@ -7,7 +7,10 @@ uncompressed JSON Lines file under a temporary folder (never the repository). Ea
 while this script samples the summed RSS of the whole process tree every 0.2 s (workers included).
 
     python benchmarks/scale.py [--sizes 100 1000] [--max-sentences 50000] [--model minilm] [--json FILE]
-        [--source A.jsonl.gz --source B.jsonl.gz] [--keep]
+        [--source A.jsonl.gz --source B.jsonl.gz] [--keep] [--no-embedding-cache] [--engine local|ray]
+
+Each command's wall and CPU seconds (user + system, children included), the 1-minute load average at its end,
+and the audit's own stage times (summary.json), with the filter's MB/s and the embedding's sentences/s.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -90,8 +94,9 @@ def measured(command: list[str]) -> dict:
     maximum = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr).group(1))
     elapsed = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", stderr).group(1)
     seconds = sum(float(part) * 60 ** power for power, part in enumerate(reversed(elapsed.split(":"))))
-    return {"seconds": round(seconds, 1), "max_rss_mb": round(maximum / 1024, 1),
-            "tree_rss_mb": round(peak / 2**20, 1)}
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): (\S+)", stderr).group(1)) for kind in ("User", "System"))
+    return {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "max_rss_mb": round(maximum / 1024, 1),
+            "tree_rss_mb": round(peak / 2**20, 1), "load_average": os.getloadavg()[0]}
 
 
 def main() -> None:
@@ -102,6 +107,9 @@ def main() -> None:
     parser.add_argument("--model", default="minilm")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs (printed folder)")
+    parser.add_argument("--no-embedding-cache", action="store_true",
+                        help="audit without the embedding cache (every sentence embedded, as on a first audit)")
+    parser.add_argument("--engine", default="local", help="audit and filter engine (local or ray)")
     args = parser.parse_args()
     cli = [sys.executable, "-m", "corpus_audit"]
     folder = Path(tempfile.mkdtemp(prefix="corpus-audit-scale-"))
@@ -112,16 +120,23 @@ def main() -> None:
             documents = build(args.source or DEFAULT_SOURCES, corpus, megabytes)
             size = corpus.stat().st_size / 1e6
             row = {"corpus_mb": round(size, 1), "documents": documents}
+            engine = ["--engine", args.engine]
             row["filter"] = measured([*cli, "filter", str(corpus), "--lang", "en", "-o",
-                                      str(folder / f"filtered_{megabytes:g}.parquet"), "--no-progress"])
+                                      str(folder / f"filtered_{megabytes:g}.parquet"), "--no-progress", *engine])
             row["filter"]["mb_per_s"] = round(size / row["filter"]["seconds"], 2)
             outdir = folder / f"audit_{megabytes:g}"
             row["audit"] = measured([*cli, "audit", str(corpus), "--lang", "en", "--model", args.model, "-o",
-                                     str(outdir), "--max-sentences", str(args.max_sentences), "--no-progress"])
+                                     str(outdir), "--max-sentences", str(args.max_sentences), "--no-progress", *engine,
+                                     *(["--no-embedding-cache"] if args.no_embedding_cache else [])])
             summary = json.loads((outdir / "summary.json").read_text())
             row["audit"].update(mb_per_s=round(size / row["audit"]["seconds"], 2),
                                 sentences_kept=summary["filter"]["sentences_kept"],
                                 sentences_scored=summary["score"]["sentences_scored"],
+                                filter_mb_per_s=round(size / summary["seconds"]["filter"], 2)
+                                if summary["seconds"].get("filter") else None,
+                                sentences_per_s=round(summary["score"]["sentences_scored"]
+                                                      / summary["score"]["embedding_seconds"], 1)
+                                if summary["score"].get("embedding_seconds") else None,
                                 stage_seconds={k: round(v, 1) for k, v in summary["seconds"].items()})
             print(json.dumps(row), flush=True)
             results.append(row)

@@ -6,17 +6,23 @@ bare_seconds / score_seconds is the score command's throughput relative to the b
 
 With ``--backends`` the sentences are the first N distinct illness sentences that `corpus-audit filter` keeps from
 ``--corpus`` (the score command masks their illness terms, as an audit does); the two backends run alternately
-(``--repeats`` each, the best time counts), and the two outputs are compared: the largest score difference and the
-sentences whose quadrant differs (targets: onnx >= 3x faster, difference <= 1e-4, no quadrant change). The ONNX
-export is made (once, into the user cache) before the timed runs.
+(``--repeats`` each, the best time counts; wall and CPU seconds, the CPU time of each process and its children),
+with the embedding cache off, and the outputs are compared: the largest score difference, the sentences whose
+quadrant or most likely category differs (targets: onnx >= 3x faster, difference <= 1e-4, no change). The cache's
+own effect is then measured apart: the onnx run again with a cache that holds every sentence. ``--baseline DIR``
+adds the onnx path of another tree to the alternation. The ONNX export is made (once, into the user cache) before
+the timed runs.
 
     python benchmarks/score_throughput.py [--sentences 4000] [--repeats 2]
     python benchmarks/score_throughput.py --backends [--corpus reddit.jsonl.gz] [--sentences 3000] [--repeats 3]
+        [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -44,10 +50,18 @@ def distinct_sentences(n: int) -> list[str]:
     return [unique[i % len(unique)] + ("" if i < len(unique) else f" ({i})") for i in range(n)]
 
 
-def timed(command: list[str]) -> float:
+def timed(command: list[str], env: dict[str, str] | None = None) -> float:
+    return timed_cpu(command, env)[0]
+
+
+def timed_cpu(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(wall seconds, CPU seconds: user + system of the command and its children) of one run of ``command``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - started
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def illness_sentences(corpus: Path, n: int, folder: Path) -> list[str]:
@@ -64,38 +78,62 @@ def illness_sentences(corpus: Path, n: int, folder: Path) -> list[str]:
     return distinct[:n]
 
 
-def compare_backends(corpus: Path, n: int, repeats: int) -> None:
+def compare_backends(corpus: Path, n: int, repeats: int, baseline: Path | None) -> None:
+    """The score command with the embedding cache off, onnx vs torch (and the onnx path of ``baseline``, another
+    tree), alternated; then the cache's own effect: the onnx run again with a cache that holds every sentence."""
     import numpy as np
     import pandas as pd
 
     from corpus_audit.scm.columns import OUTPUT_COLUMNS
+    from corpus_audit.stigma.judgement import CATEGORY_COLUMN
     from corpus_audit.stigma.quadrants import quadrant_of
 
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "sentences.txt"
         source.write_text("\n".join(illness_sentences(corpus, n, Path(folder))) + "\n", encoding="utf-8")
-        outputs = {backend: Path(folder) / f"{backend}.parquet" for backend in ("torch", "onnx")}
-        commands = {backend: [sys.executable, "-m", "corpus_audit", "score", str(source), "-o", str(output),
-                              "--backend", backend] for backend, output in outputs.items()}
-        for command in commands.values():
-            timed(command)  # the ONNX export (once), the file cache
-        seconds: dict[str, list[float]] = {backend: [] for backend in commands}
+        variants = {"torch": ("torch", None), "onnx": ("onnx", None)}
+        if baseline is not None:
+            variants["onnx (baseline)"] = ("onnx", {**os.environ, "PYTHONPATH": str(baseline)})
+        outputs = {name: Path(folder) / f"{index}.parquet" for index, name in enumerate(variants)}
+        commands = {name: [sys.executable, "-m", "corpus_audit", "score", str(source), "-o", str(outputs[name]),
+                           "--backend", backend, "--no-embedding-cache"] for name, (backend, _) in variants.items()}
+        for name, command in commands.items():
+            timed(command, variants[name][1])  # the ONNX export (once), the file cache
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(repeats):
-            for backend, command in commands.items():  # alternated, so that a busy spell hits both
-                seconds[backend].append(timed(command))
-        scores = {backend: pd.read_parquet(output) for backend, output in outputs.items()}
-    best = {backend: min(values) for backend, values in seconds.items()}
+            for name, command in commands.items():  # alternated, so that a busy spell hits both
+                runs[name].append(timed_cpu(command, variants[name][1]))
+        cached = commands["onnx"][:-1] + ["--embedding-cache", str(Path(folder) / "cache")]
+        timed(cached)  # fills the cache
+        cache_runs = [timed_cpu(cached) for _ in range(repeats)]
+        scores = {name: pd.read_parquet(output) for name, output in outputs.items()}
+    best = {name: (min(wall for wall, _ in values), min(cpu for _, cpu in values)) for name, values in runs.items()}
+    print(f"sentences: {n} (from {corpus.name}); load average before/after: see uptime")
+    for name, values in runs.items():
+        print(f"score --backend {name}, cache off: best {best[name][0]:.2f} s wall, {best[name][1]:.2f} s CPU "
+              f"(runs: {', '.join(f'{wall:.2f}/{cpu:.2f}' for wall, cpu in values)} wall/CPU s; "
+              f"{n / best[name][0]:.0f} sentences/s, whole process)")
+    for name in best:
+        if name != "torch":
+            print(f"speed-up {name} / torch, cache off: {best['torch'][0] / best[name][0]:.2f}x wall, "
+                  f"{best['torch'][1] / best[name][1]:.2f}x CPU")
+    if baseline is not None:
+        print(f"speed-up onnx / onnx (baseline), cache off: {best['onnx (baseline)'][0] / best['onnx'][0]:.2f}x wall, "
+              f"{best['onnx (baseline)'][1] / best['onnx'][1]:.2f}x CPU")
+    cache_best = (min(wall for wall, _ in cache_runs), min(cpu for _, cpu in cache_runs))
+    print(f"score --backend onnx, every sentence in the cache: best {cache_best[0]:.2f} s wall, {cache_best[1]:.2f} s "
+          f"CPU ({best['onnx'][0] / cache_best[0]:.2f}x the cache-off run: the cache's own effect)")
     columns = [column for column in OUTPUT_COLUMNS if column in scores["onnx"]]
-    difference = np.nanmax(np.abs(scores["onnx"][columns].to_numpy(float) - scores["torch"][columns].to_numpy(float)))
-    quadrants = {backend: quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
-                 for backend, frame in scores.items()}
-    print(f"sentences: {n} (from {corpus.name})")
-    for backend, values in seconds.items():
-        print(f"score --backend {backend}: best {best[backend]:.2f} s of {', '.join(f'{v:.2f}' for v in values)} "
-              f"({n / best[backend]:.0f} sentences/s, whole process)")
-    print(f"speed-up onnx / torch: {best['torch'] / best['onnx']:.2f}x")
-    print(f"max |score difference| over {len(columns)} columns: {difference:.2e}")
-    print(f"sentences whose quadrant changes: {int((quadrants['onnx'] != quadrants['torch']).sum())}")
+    reference = scores["torch"]
+    for name, frame in scores.items():
+        if name == "torch":
+            continue
+        difference = np.nanmax(np.abs(frame[columns].to_numpy(float) - reference[columns].to_numpy(float)))
+        quadrants = [quadrant_of(table["warmth"].to_numpy(), table["competence"].to_numpy())
+                     for table in (frame, reference)]
+        print(f"{name} vs torch: max |score difference| over {len(columns)} columns {difference:.2e}; sentences whose "
+              f"quadrant changes: {int((quadrants[0] != quadrants[1]).sum())}, whose most likely category changes: "
+              f"{int((frame[CATEGORY_COLUMN] != reference[CATEGORY_COLUMN]).sum())}")
 
 
 def main() -> None:
@@ -105,9 +143,12 @@ def main() -> None:
                                                                   "3 with --backends)")
     parser.add_argument("--backends", action="store_true", help="onnx vs torch on real illness sentences")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="with --backends: a JSONL corpus")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="with --backends: another tree (e.g. `git archive BASE | tar -x -C DIR`) whose onnx path "
+                             "runs alternated with this one's")
     args = parser.parse_args()
     if args.backends:
-        compare_backends(args.corpus, args.sentences or 3000, args.repeats or 3)
+        compare_backends(args.corpus, args.sentences or 3000, args.repeats or 3, args.baseline)
         return
     args.sentences, args.repeats = args.sentences or 4000, args.repeats or 2
     with tempfile.TemporaryDirectory() as folder:

@@ -61,7 +61,7 @@ def refit_stigma(lang: str, embedding_cache: Path | None = None) -> Path:
     recipe = get_recipe(DEFAULT_RECIPE)
     stigma = load_stigma_data(lang)
     axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"],
-                          fit_stigma(recipe, embedder.encode, lang, stigma))
+                          *fit_stigma(recipe, embedder.encode, lang, stigma))
     axes.metadata_.update(recipe=asdict(recipe), stigma_sha256=stigma.sha256)
     validity = target.with_suffix(".validity.json")
     record = json.loads(validity.read_text(encoding="utf-8"))

@@ -112,7 +112,10 @@ def written_rows(written: Path, lang: str) -> pd.DataFrame:
 
 
 def build(pool_dir: Path, labels: Path, written: Path, lang: str) -> pd.DataFrame:
-    pool = pd.read_csv(pool_dir / f"pool_{lang}.csv", dtype=str, keep_default_na=False)
+    # The main pool, then its supplements (pool_LANG_short.csv: the short-fragment chunk).
+    pool = pd.concat([pd.read_csv(path, dtype=str, keep_default_na=False)
+                      for path in [pool_dir / f"pool_{lang}.csv", *sorted(pool_dir.glob(f"pool_{lang}_*.csv"))]],
+                     ignore_index=True)
     table = pd.concat([real_rows(pool, labels, lang), written_rows(written, lang)], ignore_index=True)
     return table[COLUMNS]
 

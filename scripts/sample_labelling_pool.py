@@ -39,6 +39,9 @@ SPLITS = (("train", 0.6), ("dev", 0.2), ("heldout", 0.2))
 CHUNK_ROWS = 250
 DOUBLE_CHUNKS = 2  # the first chunks of each language are labelled twice, independently
 MIN_WORDS, MAX_WORDS = 4, 80
+# The short-fragment supplement (--short): its word range and sentences per corpus.
+SHORT_WORDS = (1, 5)
+SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_en": 40, "mlma_tweets_en": 40}}
 
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
 SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
@@ -140,15 +143,16 @@ def read_corpus(path: Path) -> Iterator[tuple[str, str]]:
             yield str(record["id"]), text
 
 
-def candidates(corpora: Path, corpus: str, lang: str, patterns: list[Pattern]) -> pd.DataFrame:
-    """Every sentence of ``corpus`` with a mention, 4 to 80 words long."""
+def candidates(corpora: Path, corpus: str, lang: str, patterns: list[Pattern],
+               words: tuple[int, int] = (MIN_WORDS, MAX_WORDS)) -> pd.DataFrame:
+    """Every sentence of ``corpus`` with a mention, ``words`` (4 to 80 by default) words long."""
     segmenter = Segmenter(lang)
     rows = []
     for doc_id, text in read_corpus(corpora / f"{corpus}.jsonl.gz"):
         if not any(pattern.regex.search(fold(text)) for pattern in patterns):
             continue
         for sentence in segmenter.sentences(text):
-            if not MIN_WORDS <= len(sentence.split()) <= MAX_WORDS:
+            if not words[0] <= len(sentence.split()) <= words[1]:
                 continue
             found = mentions(sentence, patterns)
             if found:
@@ -265,6 +269,32 @@ def build(corpora: Path, lang: str) -> pd.DataFrame:
     return sample[POOL_COLUMNS]
 
 
+def build_short(corpora: Path, lang: str, pool: pd.DataFrame) -> pd.DataFrame:
+    """The short-fragment supplement: sentences of 1 to 5 words (titles, greetings, one-line verdicts, below the
+    main pool's 4-word floor except 4-5) from documents of the train and dev splits only (the held-out set stays
+    the main pool's random sample), none from the bundled demo corpus (so the demo check stays out of sample) nor
+    near-duplicating a pooled sentence. Labelled twice, independently, like the main pool's first chunks."""
+    rng = np.random.default_rng(SEED + 1)
+    patterns = load_patterns(lang)
+    demo = {doc_id for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz") for doc_id, _ in read_corpus(path)}
+    found = pd.concat([candidates(corpora, corpus, lang, patterns, SHORT_WORDS) for corpus in SHORT_QUOTAS[lang]],
+                      ignore_index=True).drop_duplicates("sentence")
+    found = found[~found["doc_id"].isin(demo) & (found["doc_id"].map(split_of) != "heldout")]
+    seen = NearDuplicates()
+    for sentence in pool["sentence"]:
+        seen.add(sentence)
+    drawn = []
+    for corpus, quota in SHORT_QUOTAS[lang].items():
+        ordered = found[found["corpus"] == corpus].sample(frac=1.0, random_state=rng)
+        drawn.append(ordered[[seen.add(sentence) for sentence in ordered["sentence"]]].head(quota))
+    sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
+    first = int(pool["uid"].str.split("-").str[-1].astype(int).max()) + 1
+    chunk = int(pool["chunk"].str.split("_").str[-1].astype(int).max()) + 1
+    return sample.assign(uid=[f"{lang}-{index:05d}" for index in range(first, first + len(sample))],
+                         lang=lang, licence=sample["corpus"].map(LICENCES), split=sample["doc_id"].map(split_of),
+                         double_labelled="yes", chunk=f"pool_{lang}_{chunk:02d}")[POOL_COLUMNS]
+
+
 def summarise(pool: pd.DataFrame) -> str:
     lines = [pd.crosstab([pool["corpus"]], pool["split"], margins=True).to_string(),
              pd.crosstab(pool["corpus"], pool["form"], margins=True).to_string(),
@@ -278,11 +308,18 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "labelled")
     parser.add_argument("--sheets", type=Path, help="also write the label sheets pool_LANG_NN.csv here")
     parser.add_argument("--lang", choices=sorted(QUOTAS), action="append")
+    parser.add_argument("--short", action="store_true",
+                        help="draw the short-fragment supplement pool_LANG_short.csv (needs pool_LANG.csv in --out)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
-        pool = build(args.corpora, lang)
-        pool.to_csv(args.out / f"pool_{lang}.csv", index=False)
+        if args.short:
+            pool = build_short(args.corpora, lang, pd.read_csv(args.out / f"pool_{lang}.csv", dtype=str,
+                                                               keep_default_na=False))
+            pool.to_csv(args.out / f"pool_{lang}_short.csv", index=False)
+        else:
+            pool = build(args.corpora, lang)
+            pool.to_csv(args.out / f"pool_{lang}.csv", index=False)
         print(f"{lang}: {len(pool)} sentences\n{summarise(pool)}\n")
         if args.sheets:
             args.sheets.mkdir(parents=True, exist_ok=True)

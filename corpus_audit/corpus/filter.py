@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
-from itertools import chain
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats, field_text
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.prefilter import LinePrefilter
 from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, read_file, read_line_batch
 from corpus_audit.corpus.segment import Segmenter, import_spacy_without_torch
 from corpus_audit.corpus.writer import finish, write_parquet
@@ -47,22 +48,30 @@ def iter_kept_sentences(
         summary.documents_with_candidates += 1
         fields = {name: _field_value(doc, name) for name in keep_fields}
         matched = False
-        for index, sentence in enumerate(segmenter.sentences(doc.text)):
-            summary.sentences_segmented += 1
-            matches = matcher.find(sentence)
-            if not matches:
+        index = -1
+        # A line without a term on word boundaries holds no sentence that matches (a sentence is cut at a token
+        # after punctuation, so its edges are word boundaries of the line too): it is only counted.
+        for _, count, sentences in segmenter.line_sentences(doc.text, matcher.has_candidate):
+            summary.sentences_segmented += count
+            if not sentences:
+                index += count
                 continue
-            matched = True
-            illnesses = sorted({m.illness for m in matches})
-            kind = illness_type_of(m.type for m in matches)
-            summary.sentences_kept += 1
-            summary.sentences_by_type[kind] += 1
-            summary.sentences_by_illness.update(illnesses)
-            summary.mentions_by_illness.update(m.illness for m in matches)
-            summary.mentions_by_form.update((m.form, m.type) for m in matches)
-            summary.terms.update(m.surface.lower() for m in matches)
-            yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
-                               [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
+            for sentence in sentences:
+                index += 1
+                matches = matcher.find(sentence)
+                if not matches:
+                    continue
+                matched = True
+                illnesses = sorted({m.illness for m in matches})
+                kind = illness_type_of(m.type for m in matches)
+                summary.sentences_kept += 1
+                summary.sentences_by_type[kind] += 1
+                summary.sentences_by_illness.update(illnesses)
+                summary.mentions_by_illness.update(m.illness for m in matches)
+                summary.mentions_by_form.update((m.form, m.type) for m in matches)
+                summary.terms.update(m.surface.lower() for m in matches)
+                yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
+                                   [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
         if matched:
             summary.documents_matched += 1
 
@@ -107,6 +116,22 @@ def filter_unit(unit: LineBatch | list[LineBatch] | str) -> tuple[list[KeptSente
     else:
         documents = read_file(unit, options, counted.reading)
     return list(iter_kept_sentences(documents, matcher, segmenter, counted, keep_fields)), counted
+
+
+def filter_prefiltered(batch: LineBatch, scanner: LinePrefilter) -> tuple[list[KeptSentence], FilterSummary]:
+    """:func:`filter_unit` of a JSON Lines batch after ``scanner``'s pre-filter, in the same worker: only the lines
+    it lets through are read; the others count as documents (:func:`count_plain_documents`)."""
+    kept_lines = scanner.split(batch)
+    kept, counted = filter_unit(kept_lines.runs)
+    count_plain_documents(counted, kept_lines.plain_documents)
+    return kept, counted
+
+
+def count_plain_documents(counted: FilterSummary, documents: int) -> None:
+    """Count ``documents`` that the pre-filter left out: they hold no term, so the exact path would have read and
+    dropped them, and counted no more."""
+    counted.documents_processed += documents
+    counted.reading.documents += documents
 
 
 #: The keep-field that holds each document's input file. ``source`` names it too, for records without a field of

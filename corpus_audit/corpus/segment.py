@@ -142,16 +142,29 @@ class Segmenter:
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
         cannot encode them; the readers already replace them, other callers may not)."""
+        for _, _, sentences in self.line_sentences(text):
+            yield from sentences
+
+    def line_sentences(self, text: str, wanted: Callable[[str], bool] = lambda line: True
+                       ) -> Iterator[tuple[str, int, list[str]]]:
+        """(line, its number of sentences, its sentences) for each line (chunk) of ``text``, in order: the
+        sentences of :meth:`sentences`, line by line. A line that ``wanted`` refuses is only counted (its
+        sentences are an empty list) where the blank pipeline can count without cutting it."""
         nlp = self.nlp
         lines = chunks(scrub_surrogates(text), self.chunk_chars)
         if self._one_sentence is None:  # a spaCy model: its own pipeline sets the boundaries
-            pieces = (sent.text for doc in nlp.pipe(lines, batch_size=64) for sent in doc.sents)
-        else:
-            pieces = (piece for line in lines for piece in self._sentencizer_texts(line))
-        for piece in pieces:
-            sentence = piece.strip()
-            if sentence:
-                yield sentence
+            lines = list(lines)
+            for line, doc in zip(lines, nlp.pipe(lines, batch_size=64)):
+                pieces = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
+                yield line, len(pieces), pieces
+            return
+        for line in lines:
+            if not wanted(line):
+                # pieces start at tokens, so none is blank: one sentence per start
+                yield line, 1 if self._is_one_sentence(line) else len(self._sentence_starts(line)), []
+                continue
+            pieces = [sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip())]
+            yield line, len(pieces), pieces
 
     def _is_one_sentence(self, line: str) -> bool:
         """Whether the sentencizer leaves ``line`` whole: none of its punct_chars before a final run of ".!?"."""

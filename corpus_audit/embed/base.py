@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -54,8 +54,16 @@ class Embedder(ABC):
         return f"{self.backend}:{self.name}@{self.weights_sha256[:12]}"
 
     def _lengths(self, texts: list[str]) -> list[int]:
-        """What a batch of ``texts`` is padded to: characters here, tokens where the backend can count them."""
+        """What a batch of ``texts`` is padded to: characters here."""
         return [len(text) for text in texts]
+
+    def _batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(rows of ``texts``, their unnormalised vectors) batch by batch, every row once: here ``batch_size`` texts
+        at a time in order of :meth:`_lengths`, so that each batch pads little."""
+        order = np.argsort(self._lengths(texts), kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start:start + self.batch_size]
+            yield rows, self._encode_batch([texts[i] for i in rows])
 
     def encode(self, texts: Sequence[str], show_progress: bool | None = None) -> np.ndarray:
         """Embed ``texts`` -> float32 array (len(texts), dimension), rows L2-normalised.
@@ -63,21 +71,18 @@ class Embedder(ABC):
         ``show_progress``: True/False forces the progress bar (stderr) on or off; None shows it for long
         inputs when stderr is a terminal.
 
-        Texts are processed in order of length (:meth:`_lengths`) so that each batch pads little; rows come back in
-        input order.
+        Texts are processed in batches of similar lengths (:meth:`_batches`); rows come back in input order.
         """
         texts = list(texts)
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
-        order = np.argsort(self._lengths(texts), kind="stable")
         # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
         disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
         with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,
                   file=sys.stderr) as bar:
-            for start in range(0, len(texts), self.batch_size):
-                rows = order[start:start + self.batch_size]
-                vectors = np.asarray(self._encode_batch([texts[i] for i in rows]), dtype=np.float32)
+            for rows, batch in self._batches(texts):
+                vectors = np.asarray(batch, dtype=np.float32)
                 norms = np.linalg.norm(vectors, axis=1, keepdims=True)
                 out[rows] = vectors / np.maximum(norms, 1e-12)
                 bar.update(len(rows))

@@ -23,9 +23,10 @@ import json
 import os
 import shutil
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,7 +37,7 @@ from corpus_audit.common.resources import sha256_files
 from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError
 
 if TYPE_CHECKING:
-    from onnxruntime import InferenceSession
+    from onnxruntime import InferenceSession, SessionOptions
     from tokenizers import Tokenizer
 
 #: Bumped when the exported graph or meta.json changes, so that older exports are not reused.
@@ -138,13 +139,11 @@ class OnnxEmbedder(Embedder):
         self._dimension = int(meta["dimension"])
         self._lowercase = bool(meta["lowercase"])
         self.tokenizer = load_tokenizer(self.config, meta)
-        self._token_counter = load_tokenizer(self.config, meta)
-        self._token_counter.no_padding()
-        options = onnxruntime.SessionOptions()
-        # Idle threads sleep instead of spinning: on a busy machine (filter workers, other jobs) spinning threads
-        # took a third longer to embed the same sentences.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+        self.tokenizer.no_padding()  # batches are padded here, after sorting by token count
+        self._pad_id = int(meta["pad_id"])
+        self.session = onnxruntime.InferenceSession(str(model_file), session_options(),
+                                                    providers=["CPUExecutionProvider"])
+        self._inputs = {node.name for node in self.session.get_inputs()}
 
     @property
     def dimension(self) -> int:
@@ -154,12 +153,64 @@ class OnnxEmbedder(Embedder):
     def weights_sha256(self) -> str:
         return self._weights_sha256
 
-    def _lengths(self, texts: list[str]) -> list[int]:
-        # Batches of equal token counts: sorted by characters, a batch of Reddit sentences was 30% padding.
-        return [len(encoding.ids) for encoding in self._token_counter.encode_batch(_prepared(texts, self._lowercase))]
+    def _batches(self, texts: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        # Each text is tokenised once (in Rust, one call), then run in batches of similar token counts whose padded
+        # size stays under a token budget: short sentences go in large batches, long ones in small ones.
+        encodings = self.tokenizer.encode_batch(_prepared(texts, self._lowercase))
+        ids = [encoding.ids for encoding in encodings]
+        lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(lengths, kind="stable")
+        for rows in token_batches(lengths[order], TOKENS_PER_BATCH, self.batch_size):
+            rows = order[rows]
+            mask = np.arange(lengths[rows].max()) < lengths[rows, None]
+            batch_ids = np.full(mask.shape, self._pad_id, dtype=np.int64)
+            # row-major: the unmasked places of each row, in order, are its tokens
+            batch_ids[mask] = np.fromiter(chain.from_iterable(ids[position] for position in rows), dtype=np.int64,
+                                          count=int(lengths[rows].sum()))
+            yield rows, self._pooled(batch_ids, mask.astype(np.int64))
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
-        return pooled_embeddings(self.session, self.tokenizer, self.config, self._lowercase, texts)
+        vectors = np.empty((len(texts), self.dimension), dtype=np.float32)
+        for rows, batch in self._batches(texts):
+            vectors[rows] = batch
+        return vectors
+
+    def _pooled(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        return run_pooled(self.session, self._inputs, self.config.pooling, ids, mask)
+
+
+#: Padded tokens per batch of the ONNX backend (at most ``batch_size`` texts), so that short sentences share large
+#: batches and long ones small ones. Whole-process on 3,000 Reddit sentences this measured as fast as batches of
+#: 64 texts (about 2,000 tokens), at the same scores (docs/performance.md, issue 32).
+TOKENS_PER_BATCH = 1024
+
+
+def token_batches(sorted_lengths: np.ndarray, budget: int, most: int) -> Iterator[slice]:
+    """Consecutive slices of ``sorted_lengths`` (ascending token counts) of at most ``most`` rows whose padded size,
+    rows times the longest, stays within ``budget`` (a text longer than the budget gets a batch of its own)."""
+    start, total = 0, len(sorted_lengths)
+    while start < total:
+        # the largest end whose padded size fits: lengths ascend, so the last row sets the padding
+        rows = min(most, budget // max(int(sorted_lengths[start]), 1))
+        ends = np.arange(start + 1, min(total, start + rows) + 1)
+        fits = (ends - start) * sorted_lengths[ends - 1] <= budget
+        end = int(ends[fits][-1]) if fits.any() else start + 1
+        yield slice(start, end)
+        start = end
+
+
+def session_options() -> SessionOptions:
+    """One intra-op thread per CPU this process may use, every graph optimisation, and idle threads that sleep:
+    on a busy machine (filter workers, other jobs) spinning threads took a third longer to embed the same
+    sentences."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+        else os.cpu_count() or 1
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return options
 
 
 def _prepared(texts: list[str], lowercase: bool) -> list[str]:
@@ -183,10 +234,16 @@ def pooled_embeddings(session: InferenceSession, tokenizer: Tokenizer, config: S
     encodings = tokenizer.encode_batch(_prepared(texts, lowercase))
     ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
     mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+    return run_pooled(session, {node.name for node in session.get_inputs()}, config.pooling, ids, mask)
+
+
+def run_pooled(session: InferenceSession, inputs: set[str], pooling: str, ids: np.ndarray,
+               mask: np.ndarray) -> np.ndarray:
+    """Token ids and attention mask through the ONNX transformer, pooled as the folder's Pooling module pools
+    (``mean`` over the unmasked tokens, or ``cls``; not normalised)."""
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    inputs = {node.name for node in session.get_inputs()}
     tokens = session.run(None, {name: value for name, value in feeds.items() if name in inputs})[0]
-    if config.pooling == "cls":
+    if pooling == "cls":
         return tokens[:, 0]
     weights = mask[:, :, None].astype(np.float32)
     return (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)

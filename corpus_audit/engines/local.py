@@ -15,7 +15,7 @@ from typing import Any
 
 from corpus_audit.common.resources import usable_cpus
 from corpus_audit.corpus.documents import ReaderOptions
-from corpus_audit.corpus.filter import filter_unit, init_filter_worker, merge_filtered
+from corpus_audit.corpus.filter import count_plain_documents, filter_unit, init_filter_worker, merge_filtered
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
 from corpus_audit.corpus.prefilter import line_prefilter
@@ -113,9 +113,7 @@ def _init_worker(*state: Any) -> None:
 def _merge_result(unit: _Unit, summary: FilterSummary, strict: bool) -> Iterator[KeptSentence]:
     # get() re-raises a worker's CorpusError (strict mode) in input order
     kept, counted = unit.result.get() if unit.result is not None else ([], FilterSummary(lang=summary.lang))
-    # Documents the pre-filter left out hold no term: read and dropped by the exact path, no more.
-    counted.documents_processed += unit.plain_documents
-    counted.reading.documents += unit.plain_documents
+    count_plain_documents(counted, unit.plain_documents)
     return merge_filtered(kept, counted, unit.source, unit.skips, summary, strict)
 
 

@@ -6,7 +6,8 @@ in input order, so the outputs are those of the local engine:
 - **filter**: one Ray task per input file reads it (JSON Lines in line batches of :func:`batch_bytes`, as
   :func:`~corpus_audit.corpus.readers.iter_line_batches` cuts them; other formats are handed on whole); a pool of
   actors (``map_batches`` with a callable class) runs :func:`~corpus_audit.corpus.filter.filter_unit` on each
-  unit; the driver takes the results in input order, counts them with
+  unit, JSON Lines batches after the local engine's pre-filter (:mod:`corpus_audit.corpus.prefilter`, in the
+  actor); the driver takes the results in input order, counts them with
   :func:`~corpus_audit.corpus.filter.merge_filtered` and writes the one Parquet file and summary.
 - **embedding**: chunks of sentences go to a pool of actors that each load the model and axes once (one
   GPU per actor with ``--device cuda``) and return :func:`~corpus_audit.score.scorer.score_texts` of each chunk.
@@ -30,9 +31,10 @@ from typing import Any
 import numpy as np
 
 from corpus_audit.corpus.documents import ReadStats
-from corpus_audit.corpus.filter import CorpusSpec, filter_unit, init_filter_worker, merge_filtered
+from corpus_audit.corpus.filter import CorpusSpec, filter_prefiltered, filter_unit, init_filter_worker, merge_filtered
 from corpus_audit.corpus.kept import FilterSummary, KeptSentence
 from corpus_audit.corpus.matcher import IllnessMatcher
+from corpus_audit.corpus.prefilter import LinePrefilter, line_prefilter
 from corpus_audit.corpus.readers import STDIN, LineBatch, expand_paths, iter_line_batches, split_format
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
@@ -198,18 +200,24 @@ def _read_units(item: dict[str, Any], unit_bytes: int) -> Iterator[dict[str, _Ca
 
 
 class _FilterActor:
-    """A filter worker: the local engine's worker set-up once, then :func:`filter_unit` on each unit."""
+    """A filter worker: the local engine's worker set-up once and its pre-filter (None without Hyperscan), then
+    :func:`filter_unit` on each unit, JSON Lines batches after the pre-filter."""
 
     def __init__(self, *state: Any) -> None:
         init_filter_worker(*state)
+        options, matcher = state[0], state[1]
+        self.scanner = line_prefilter(matcher, options.text_field)
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return _results(_captured(_filter, *unit.value) for unit in batch["unit"])
+        return _results(_captured(_filter, *unit.value, self.scanner) for unit in batch["unit"])
 
 
-def _filter(unit: LineBatch | str, files: int, bytes_read: int) -> tuple[Any, ...]:
+def _filter(unit: LineBatch | str, files: int, bytes_read: int, scanner: LinePrefilter | None) -> tuple[Any, ...]:
     """(kept, counted, source, skips) of one unit, for :func:`merge_filtered` on the driver."""
-    kept, counted = filter_unit(unit)
+    if isinstance(unit, LineBatch) and scanner is not None:
+        kept, counted = filter_prefiltered(unit, scanner)
+    else:
+        kept, counted = filter_unit(unit)
     counted.reading.files += files
     counted.reading.bytes_read += bytes_read
     if isinstance(unit, LineBatch):

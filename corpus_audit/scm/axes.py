@@ -27,6 +27,7 @@ import inspect
 import json
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +38,13 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.embed.base import same_embeddings
 from corpus_audit.scm.heads import KINDS, ClassifierHead
+from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
 
 HEADS = ("polar", *KINDS)
+#: The one array of an axes file that holds strings: the stigma text head's n-grams.
+TEXT_VOCABULARY = "stigma_text__vocabulary"
 #: Classes of the stigma head (scm/stigma.py); the score is the probability of the second.
 STIGMA_CLASSES = ("not_stigmatising", "stigmatising")
 FORMAT_VERSION = 2
@@ -94,7 +98,7 @@ class SCMAxes:
     ----------
     projection_ : dict[str, np.ndarray]
         The fitted arrays; ``transform`` uses only these.
-    judgement_ : dict[str, ClassifierHead]
+    judgement_ : dict[str, ClassifierHead | TextHead]
         ``gate`` and ``dimensions`` once :meth:`attach_judgement` was called, else empty.
     n_features_in_ : int
         Embedding dimension seen in ``fit``.
@@ -202,14 +206,19 @@ class SCMAxes:
         return bool(getattr(self, "judgement_", None))
 
     def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead,
-                         stigma: ClassifierHead | None = None) -> SCMAxes:
+                         stigma: ClassifierHead | None = None, stigma_text: TextHead | None = None) -> SCMAxes:
         """Carry ``gate`` (classes ``CATEGORIES``), ``dimensions`` (classes ``DIMENSION_CLASSES``) and optionally the
-        stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes."""
+        stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes, and with it optionally its text head
+        (scm/text_head.py), whose probability the stigma score averages with the embedding head's."""
         if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
-        if stigma is not None and stigma.classes != STIGMA_CLASSES:
-            raise ValueError(f"the stigma head must have the classes {STIGMA_CLASSES}")
-        self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {})}
+        for head in (stigma, stigma_text):
+            if head is not None and head.classes != STIGMA_CLASSES:
+                raise ValueError(f"a stigma head must have the classes {STIGMA_CLASSES}")
+        if stigma_text is not None and stigma is None:
+            raise ValueError("a stigma text head goes with a stigma head")
+        self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {}),
+                           **({"stigma_text": stigma_text} if stigma_text else {})}
         return self
 
     @property
@@ -217,11 +226,27 @@ class SCMAxes:
         """The stigma head, or None (axes trained before it, or by a recipe without the gate)."""
         return getattr(self, "judgement_", {}).get("stigma")
 
-    def measure(self, X: np.ndarray) -> np.ndarray:
-        """Embeddings (n, d) -> float32 array (n, len(OUTPUT_COLUMNS)): warmth, competence, the probability of
-        each category (``CATEGORIES``; that of a judgement is the judgement strength), the nine dimension scores
-        p(endorse) - p(reject) and the stigma score p(stigmatising). The judgement columns are NaN when the axes
-        carry no gate, the stigma score when they carry no stigma head."""
+    @property
+    def stigma_text_head(self) -> TextHead | None:
+        """The stigma score's text head, or None (the score is then the embedding head's alone)."""
+        return getattr(self, "judgement_", {}).get("stigma_text")
+
+    def stigma_score(self, X: np.ndarray, texts: Sequence[str] | None) -> np.ndarray:
+        """p(stigmatising) of embeddings ``X`` of ``texts``: the stigma head's, averaged with the text head's
+        where the axes carry one (which needs ``texts``)."""
+        score = self.stigma_head.predict_proba(X)[:, 1]
+        if self.stigma_text_head is None:
+            return score
+        if texts is None or len(texts) != len(X):
+            raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
+        return (score + self.stigma_text_head.predict_proba(texts)[:, 1]) / 2
+
+    def measure(self, X: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
+        """Embeddings (n, d) of ``texts`` -> float32 array (n, len(OUTPUT_COLUMNS)): warmth, competence, the
+        probability of each category (``CATEGORIES``; that of a judgement is the judgement strength), the nine
+        dimension scores p(endorse) - p(reject) and the stigma score p(stigmatising) (:meth:`stigma_score`: axes
+        with a stigma text head need ``texts``). The judgement columns are NaN when the axes carry no gate, the
+        stigma score when they carry no stigma head."""
         X = self._check_fitted(X)
         out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
         out[:, :2] = self.transform(X)
@@ -230,7 +255,7 @@ class SCMAxes:
             proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
             out[:, 2 + len(CATEGORIES):2 + len(CATEGORIES) + len(DIMENSION_COLUMNS)] = proba[:, :, 0] - proba[:, :, 1]
         if self.stigma_head is not None:
-            out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_head.predict_proba(X)[:, 1]
+            out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_score(X, texts)
         return out
 
     def check_embedder(self, embedder_id: str) -> None:
@@ -283,7 +308,9 @@ class SCMAxes:
                         or header.get("format_version") != FORMAT_VERSION:
                     raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}; "
                                         "train axes again with `corpus-audit axes train`")
-                arrays = {name: np.asarray(data[name], dtype=np.float64) for name in header["arrays"]}
+                # Numbers as float64; the stigma text head's vocabulary is the one array of strings.
+                arrays = {name: np.asarray(data[name]) if name == TEXT_VOCABULARY
+                          else np.asarray(data[name], dtype=np.float64) for name in header["arrays"]}
             axes = cls(**header["params"])
             if axes.head not in HEADS:
                 raise AxesFileError(f"{path}: unknown head {axes.head!r}")
@@ -300,10 +327,17 @@ class SCMAxes:
                          for (part, classes) in (("gate", CATEGORIES), ("dimensions", DIMENSION_CLASSES),
                                                  ("stigma", STIGMA_CLASSES))
                          if part in parts for kind in [parts[part]]}
-                axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"))
+                text_arrays = {name.split("__", 1)[1]: value for name, value in arrays.items()
+                               if name.startswith("stigma_text__")}
+                if "stigma_text" in parts and parts["stigma_text"] != TextHead.kind:
+                    raise AxesFileError(f"{path}: unknown stigma text head {parts['stigma_text']!r}")
+                axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"),
+                                      TextHead(STIGMA_CLASSES, text_arrays) if "stigma_text" in parts else None)
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():
-                if arrays[name].shape != shape or not np.isfinite(arrays[name]).all():
+                text = name == TEXT_VOCABULARY
+                if arrays[name].shape != shape or (arrays[name].dtype.kind != "U" if text
+                                                   else not np.isfinite(arrays[name]).all()):
                     raise ValueError(f"array {name!r} has shape {arrays[name].shape} (expected {shape}) or "
                                      "values that are not finite")
             if set(arrays) != set(_array_shapes(axes)):
@@ -327,5 +361,6 @@ def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
         shapes = {f"projection__{axis}__{name}": shape for axis in AXES
                   for name, shape in axes._axis_head(axis).shapes(dimension).items()}
     for part, head in axes.judgement_.items():
-        shapes.update({f"{part}__{name}": shape for name, shape in head.shapes(dimension).items()})
+        head_shapes = head.shapes() if isinstance(head, TextHead) else head.shapes(dimension)
+        shapes.update({f"{part}__{name}": shape for name, shape in head_shapes.items()})
     return shapes

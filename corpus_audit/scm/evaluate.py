@@ -118,7 +118,8 @@ def judgement_cross_validation(cache: EmbeddingCache, recipe: Recipe, lang: str,
     for test in sentence_folds(judgement, n_folds, seed):
         train = np.setdiff1d(np.arange(len(judgement)), test)
         axes = fit_recipe(recipe, cache.encode, lang, templates, judgement.subset(train), seed=seed)
-        predictions[test] = axes.measure(cache.encode([judgement.sentences[i] for i in test]))
+        texts = [judgement.sentences[i] for i in test]
+        predictions[test] = axes.measure(cache.encode(texts), texts)
     category, dimension, _, strength = judgement.arrays()
     is_judgement = category == CATEGORIES.index(JUDGEMENT)
     distance = np.hypot(predictions[:, 0], predictions[:, 1])
@@ -294,7 +295,7 @@ def labelled_validity(cache: EmbeddingCache, axes, labelled: str | Path, lang: s
     mask = get_language(lang).mask
     texts = [mask_mentions(sentence, json.loads(offsets), mask)
              for sentence, offsets in zip(table["sentence"], table["term_offsets"])]
-    scores = axes.measure(cache.encode(texts))
+    scores = axes.measure(cache.encode(texts), texts)
     n_categories = len(CATEGORIES)
     predicted, top = label_sentences(scores[:, 2:2 + n_categories],
                                      scores[:, 2 + n_categories:2 + n_categories + len(DIMENSION_COLUMNS)])

@@ -7,8 +7,9 @@ group into train / dev. Each sentence is masked as an audit masks it (its labell
 language's matcher finds become the mask phrase) before it is embedded.
 
 The head is a balanced logistic regression (:class:`~corpus_audit.scm.heads.ClassifierHead`, classes ``STIGMA_CLASSES``)
-fitted on train and dev; the written sentences weigh ``written_weight`` each (chosen on dev,
-``scripts/select_stigma_weight.py``). The held-out real sentences are scored once, by :func:`stigma_validity`.
+fitted on train and dev, and where the recipe says so a second one on the words of the masked sentence
+(:class:`~corpus_audit.scm.text_head.TextHead`), whose probability the score averages with the first; the written
+sentences weigh ``written_weight`` each (chosen on dev, ``scripts/select_stigma_weight.py``). The held-out real sentences are scored once, by :func:`stigma_validity`.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from corpus_audit.common.resources import data_dir, sha256_file
 from corpus_audit.scm.columns import STIGMA_COLUMN
 from corpus_audit.scm.axes import STIGMA_CLASSES
 from corpus_audit.scm.heads import ClassifierHead
+from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.templates import TemplateError
 
 STIGMA_FILE = "stigma_labelled.csv"
-__all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "load_stigma_data", "stigma_validity"]
+__all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "fit_stigma_text_head", "load_stigma_data",
+           "stigma_validity"]
 SPLITS = ("train", "dev", "heldout")
 SOURCES = ("real", "written")
 REQUIRED = ("uid", "source", "doc_id", "sentence", "matched_term", "form", "illness_type", "split", "category",
@@ -110,6 +113,15 @@ def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_w
                                                     balanced=True, sample_weight=weights[keep])
 
 
+def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0) -> TextHead:
+    """The stigma text head fitted on the masked texts of ``rows`` of ``data``, weighted as
+    :func:`fit_stigma_head` weighs them."""
+    weights = np.where(data.source[rows] == "written", written_weight, 1.0)
+    keep = rows[weights > 0]
+    return TextHead(STIGMA_CLASSES).fit([data.texts[i] for i in keep], data.stigmatising[keep].astype(int), C=C,
+                                        sample_weight=weights[weights > 0])
+
+
 def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
                   groups: np.ndarray | None = None) -> tuple[float, float, float]:
     """ROC AUC and its 95% percentile bootstrap interval; with ``groups`` (source documents) whole groups are
@@ -144,7 +156,8 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
     rows = data.rows(("heldout",), ("real",))
     if axes.stigma_head is None:
         raise ValueError("these axes carry no stigma head")
-    score = axes.stigma_head.predict_proba(encode([data.texts[i] for i in rows]))[:, 1]
+    texts = [data.texts[i] for i in rows]
+    score = axes.stigma_score(encode(texts), texts)
     truth = data.stigmatising[rows]
     auc, low, high = bootstrap_auc(truth, score, groups=table["doc_id"].to_numpy()[rows])
     order = np.argsort(-score, kind="stable")

@@ -111,8 +111,8 @@ def score_texts(texts: list[str], embedder: Embedder, axes: SCMAxes, summary: Sc
     Each distinct text is embedded once.
 
     ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
-    return score_with(texts, lambda distinct: axes.measure(embedder.encode(distinct, show_progress=show_progress)),
-                      summary)
+    return score_with(texts, lambda distinct: axes.measure(embedder.encode(distinct, show_progress=show_progress),
+                                                           distinct), summary)
 
 
 def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
@@ -211,4 +211,4 @@ class LocalScorer(Scorer):
     def project(self, texts: list[str]) -> np.ndarray:
         self.start()
         embedder, axes = self._model
-        return axes.measure(embedder.encode(texts))
+        return axes.measure(embedder.encode(texts), texts)

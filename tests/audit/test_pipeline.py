@@ -186,7 +186,7 @@ class _HashEmbedder:
 class _FirstTwoColumns:
     """Axes without a judgement gate: warmth and competence, the other instrument columns NaN."""
 
-    def measure(self, vectors):
+    def measure(self, vectors, texts=None):
         return np.hstack([vectors[:, :2], np.full((len(vectors), len(OUTPUT_COLUMNS) - 2), np.nan, np.float32)])
 
 

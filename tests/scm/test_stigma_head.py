@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from corpus_audit.scm.axes import STIGMA_CLASSES, SCMAxes
+from corpus_audit.scm.axes import STIGMA_CLASSES, AxesFileError, SCMAxes
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.scm.heads import ClassifierHead
-from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, format_stigma,
-                                     load_stigma_data, stigma_validity)
+from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, fit_stigma_text_head,
+                                     format_stigma, load_stigma_data, stigma_validity)
 from corpus_audit.scm.templates import TemplateError
 from corpus_audit.stigma.judgement import CATEGORIES
 
@@ -190,19 +190,52 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
 
     from corpus_audit.scm.recipes import fit_stigma, get_recipe
 
-    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0),))
+    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0, 2.0),))
     seen: list[str] = []
 
     def recording_encode(texts: list[str]) -> np.ndarray:
         seen.extend(texts)
         return encode(texts)
 
-    head = fit_stigma(recipe, recording_encode, "en", labelled)
+    head, text_head = fit_stigma(recipe, recording_encode, "en", labelled)
     fitted = labelled.rows(("train", "dev"))
     assert seen == [labelled.texts[i] for i in fitted]  # no held-out sentence is even embedded
     expected = fit_stigma_head(encode(labelled.texts), labelled, fitted, 0.5, C=1.0)
     np.testing.assert_allclose(head.predict_proba(encode(labelled.texts)),
                                expected.predict_proba(encode(labelled.texts)), atol=1e-8)
-    assert fit_stigma(recipe, encode, "es", labelled) is None  # no settings for that language
+    expected_text = fit_stigma_text_head(labelled, fitted, 0.5, C=2.0)
+    np.testing.assert_allclose(text_head.predict_proba(labelled.texts), expected_text.predict_proba(labelled.texts),
+                               atol=1e-8)
+    assert fit_stigma(recipe, encode, "es", labelled) == (None, None)  # no settings for that language
+    assert fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None),)), encode, "en", labelled)[1] is None
     assert get_recipe("default").stigma_settings("en") is not None
     assert get_recipe("reference").stigma_settings("en") is None
+
+
+def test_a_text_head_is_averaged_into_the_stigma_column_and_survives_save_and_load(labelled, tmp_path):
+    X = encode(labelled.texts)
+    rows = labelled.rows(("train", "dev"))
+    head = fit_stigma_head(X, labelled, rows, written_weight=1.0)
+    text_head = fit_stigma_text_head(labelled, rows, 1.0, C=1.0)
+    axes = judging_axes(X, labelled.stigmatising, head)
+    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], head, text_head)
+    texts = labelled.texts[:6]
+    column = OUTPUT_COLUMNS.index(STIGMA_COLUMN)
+    scores = axes.measure(X[:6], texts)
+    expected = (head.predict_proba(X[:6])[:, 1] + text_head.predict_proba(texts)[:, 1]) / 2
+    np.testing.assert_allclose(scores[:, column], expected, rtol=1e-5)
+    assert not np.allclose(scores[:, column], head.predict_proba(X[:6])[:, 1])  # the text head counts
+    with pytest.raises(ValueError, match="pass the texts"):
+        axes.measure(X[:6])
+    axes.save(tmp_path / "axes.npz")
+    loaded = SCMAxes.load(tmp_path / "axes.npz")
+    assert loaded.stigma_text_head.arrays["vocabulary"].tolist() == text_head.arrays["vocabulary"].tolist()
+    np.testing.assert_array_equal(loaded.measure(X[:6], texts), scores)
+    with pytest.raises(ValueError, match="goes with a stigma head"):
+        axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], None, text_head)
+    with np.load(tmp_path / "axes.npz", allow_pickle=False) as data:  # a vocabulary of numbers is no vocabulary
+        arrays = {name: data[name] for name in data.files}
+    arrays["stigma_text__vocabulary"] = np.zeros(len(arrays["stigma_text__vocabulary"]))
+    np.savez(tmp_path / "tampered.npz", **arrays)
+    with pytest.raises(AxesFileError, match="tampered.npz"):
+        SCMAxes.load(tmp_path / "tampered.npz")
