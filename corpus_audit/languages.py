@@ -26,7 +26,8 @@ class Language:
     noun in gender and number (the SCM templates then take forms from ``lexicons/<code>/scm_forms.csv``).
     ``euphony``: (pattern, replacement) rewrites that filled templates need, e.g. Spanish "y" -> "e".
     ``function_words``: frequent words of the language that no other registered language uses often: their share
-    of a text's words says whether the text is in this language (:func:`guess_language`)."""
+    of a text's words says whether the text is in this language (:func:`guess_language`). ``iso639_3``: the
+    three-letter code (language identifiers such as FineWeb-2's write ``eng_Latn``): :meth:`names` knows both."""
 
     code: str
     name: str
@@ -36,10 +37,15 @@ class Language:
     agreement: bool = False
     euphony: tuple[tuple[str, str], ...] = ()
     function_words: frozenset[str] = frozenset()
+    iso639_3: str = ""
     _euphony: tuple[tuple[re.Pattern[str], str], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_euphony", tuple((re.compile(p), r) for p, r in self.euphony))
+
+    def names(self, label: str) -> bool:
+        """Whether a language label (``en``, ``EN``, ``eng``, ``en_US``, ``eng_Latn``, ...) names this language."""
+        return label.replace("-", "_").split("_")[0].lower() in (self.code, self.iso639_3)
 
     def apply_euphony(self, text: str) -> str:
         for pattern, replacement in self._euphony:
@@ -48,12 +54,13 @@ class Language:
 
 
 LANGUAGES: dict[str, Language] = {
-    "en": Language("en", "English", mask="this condition", default_model="minilm", spacy_code="en",
+    "en": Language("en", "English", mask="this condition", default_model="minilm", spacy_code="en", iso639_3="eng",
                    function_words=frozenset("the and of to is in that it was for with you this are on be have not but "
                                             "they he she we at as or my i his her their which would been has".split())),
     # Spanish default model: multilingual-e5-small measured better than multilingual USE on every functional test
     # of the Spanish axes (docs/axes.md).
     "es": Language("es", "Spanish", mask="esta afección", default_model="e5-small", spacy_code="es", agreement=True,
+                   iso639_3="spa",
                    # "y" becomes "e" before a word that starts with the sound /i/ ("amables e inteligentes").
                    euphony=((r"\by (?=h?[iíIÍ](?![aeiouáéóú]))", "e "),),
                    function_words=frozenset("el la de que y los las del se por un una con para es lo como más pero su "

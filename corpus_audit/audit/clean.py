@@ -13,6 +13,7 @@ import pandas as pd
 
 from corpus_audit.audit.documents import STIGMA_SCORE, ranked_documents, read_documents
 from corpus_audit.audit.folder import AuditFolder
+from corpus_audit.audit.label_studio import ReviewOutcome, read_review, review_outcome
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.clean import CleanResult, clean_corpus, read_id_file
@@ -32,19 +33,33 @@ class Removal:
     min_score: float | None = None
     ids_file: str | None = None
     dimension: str | None = None
+    #: a Label Studio export of the reviewed tasks of ``export-flagged --format label-studio``: the documents
+    #: reviewers marked stigmatising are removed, those they cleared kept (whatever the other rule says)
+    reviewed: str | None = None
 
     def __post_init__(self) -> None:
         given = [name for name in ("top", "min_score", "ids_file") if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise UserError("choose the documents to remove with exactly one of --top, --min-score or --ids")
+        if len(given) > 1 or (not given and self.reviewed is None):
+            raise UserError("choose the documents to remove with exactly one of --top, --min-score or --ids (with or "
+                            "without --reviewed, a Label Studio export), or --reviewed alone")
+
+    @property
+    def has_rule(self) -> bool:
+        return any(value is not None for value in (self.top, self.min_score, self.ids_file))
 
     def describe(self) -> str:
         by = f" by {self.dimension}" if self.dimension else ""
+        rule = ""
         if self.top is not None:
-            return f"among the {self.top} highest-ranked documents{by}"
-        if self.min_score is not None:
-            return f"score{by} at least {self.min_score}"
-        return f"listed in {self.ids_file}"
+            rule = f"among the {self.top} highest-ranked documents{by}"
+        elif self.min_score is not None:
+            rule = f"score{by} at least {self.min_score}"
+        elif self.ids_file is not None:
+            rule = f"listed in {self.ids_file}"
+        if self.reviewed is None:
+            return rule
+        review = f"marked stigmatising by reviewers in {self.reviewed}"
+        return f"{rule}, except those reviewers cleared, or {review}" if self.has_rule else review
 
 
 def _reading_options(folder: AuditFolder) -> ReaderOptions:
@@ -74,16 +89,27 @@ def _check_audited(corpus: Sequence[str], folder: AuditFolder) -> None:
                             "this one first")
 
 
-def chosen_documents(audit: str | Path, removal: Removal) -> pd.DataFrame:
+def chosen_documents(audit: str | Path, removal: Removal) -> tuple[pd.DataFrame, ReviewOutcome | None]:
     """The documents ``removal`` names: rows of the audit's documents table (ids only for an ``--ids`` file, with
-    their scores where the audit has them)."""
+    their scores where the audit has them), each with the ``reason`` it is removed (``rule`` or ``reviewer``);
+    and the review's outcome where ``removal`` has a Label Studio export."""
     table = read_documents(audit)
-    if removal.ids_file is None:
-        return ranked_documents(table, top=removal.top, min_score=removal.min_score, dimension=removal.dimension)
-    ids = read_id_file(removal.ids_file)
-    listed = table[table["doc_id"].isin(ids)]
-    others = pd.DataFrame({"doc_id": sorted(ids - set(listed["doc_id"]))})
-    return pd.concat([listed, others], ignore_index=True)
+    if removal.ids_file is not None:
+        ids = read_id_file(removal.ids_file)
+        listed = table[table["doc_id"].isin(ids)]
+        chosen = pd.concat([listed, pd.DataFrame({"doc_id": sorted(ids - set(listed["doc_id"]))})],
+                           ignore_index=True)
+    elif removal.has_rule:
+        chosen = ranked_documents(table, top=removal.top, min_score=removal.min_score, dimension=removal.dimension)
+    else:
+        chosen = table.iloc[:0]
+    chosen = chosen.assign(reason="rule")
+    if removal.reviewed is None:
+        return chosen, None
+    outcome = review_outcome(read_review(removal.reviewed), set(table["doc_id"].astype(str)))
+    chosen = chosen[~chosen["doc_id"].astype(str).isin(outcome.keep)]
+    confirmed = table[table["doc_id"].astype(str).isin(outcome.remove - set(chosen["doc_id"].astype(str)))]
+    return pd.concat([chosen, confirmed.assign(reason="reviewer")], ignore_index=True), outcome
 
 
 def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal, outdir: str | Path,
@@ -94,10 +120,15 @@ def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal,
     folder = AuditFolder(audit)
     options = _reading_options(folder)
     _check_audited(corpus, folder)
-    chosen = chosen_documents(audit, removal)
+    chosen, review = chosen_documents(audit, removal)
+    if review is not None:
+        for line in review.lines():
+            log(line)
+        for warning in review.warnings():
+            log(f"warning: {warning}")
     result = clean_corpus(corpus, options, set(chosen["doc_id"]), outdir, log)
-    columns = [name for name in ("doc_id", "rank", STIGMA_SCORE, "top_sentence", "top_category", "top_dimension",
-                                 "n_judgements", "illnesses") if name in chosen]
+    columns = [name for name in ("doc_id", "reason", "rank", STIGMA_SCORE, "top_sentence", "top_category",
+                                 "top_dimension", "n_judgements", "illnesses") if name in chosen]
     removed = json.loads(chosen[columns].to_json(orient="records", force_ascii=False))
     manifest: dict[str, Any] = {
         "audit": str(Path(audit).resolve()), "rule": removal.describe(), "removal": asdict(removal),
@@ -107,6 +138,9 @@ def clean_from_audit(corpus: Sequence[str], audit: str | Path, removal: Removal,
         "ids_not_found": result.ids_not_found,
         "removed": removed,
     }
+    if review is not None:
+        manifest["review"] = {"export": str(Path(removal.reviewed).resolve()), **review.to_dict(),
+                              "documents_kept_by_review": sorted(review.keep)}
     path = Path(outdir) / MANIFEST
     write_text_atomic(path, json.dumps(manifest, indent=2, ensure_ascii=False))
     return result, path

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from corpus_audit import __version__
+from corpus_audit.common.version import __version__
 from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
 from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
@@ -158,10 +158,7 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
 def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.score_parts import ScoreParts
     from corpus_audit.corpus.select import mask_mentions, select_sentences
-    from corpus_audit.scm.columns import OUTPUT_COLUMNS
-    from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, CATEGORY_COLUMNS, DIMENSION_COLUMNS,
-                                               TOP_DIMENSION_COLUMN, label_sentences)
-    from corpus_audit.stigma.quadrants import quadrant_of
+    from corpus_audit.score.scorer import add_score_columns
 
     options, folder = run.options, run.folder
     frame, duplicates = select_sentences(folder.filtered, options.max_sentences, options.seed)
@@ -178,10 +175,7 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
         run.log(f"score: {cached[0]} sentence(s) from the embedding cache, {cached[1]} embedded "
                 f"({options.embedding_cache})")
     # The offsets served the masking; sentences.parquet keeps the filter's other columns.
-    frame = frame.drop(columns="term_offsets").assign(**dict(zip(OUTPUT_COLUMNS, scores.T)))
-    frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
-    frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
-        frame[list(CATEGORY_COLUMNS)].to_numpy(), frame[list(DIMENSION_COLUMNS.values())].to_numpy())
+    frame = add_score_columns(frame.drop(columns="term_offsets"), scores, quadrant=True)
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
     record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from corpus_audit import __version__
+from corpus_audit.common.version import __version__
 from corpus_audit.cli import axes, corpus, outputs, probe
 
 

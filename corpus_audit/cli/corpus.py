@@ -159,23 +159,15 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     the fix). Sentences embedded before by the same model come from the embedding cache; Ctrl-C keeps what is
     done, and the same command resumes.
     """
-    from corpus_audit.audit.pipeline import AuditOptions, run_audit
-    from corpus_audit.stigma.bias_map import load_bias_map
+    from corpus_audit.api import Instrument
 
     spec = corpus_spec_from(corpus, settings)
-    engine = engine_from(settings)
-    if group_by and group_by not in keep_fields:
-        keep_fields = (*keep_fields, group_by)
-    options = AuditOptions(lang=lang, model=model, device=device, batch_size=batch_size, backend=backend,
-                           axes_path=axes_path,
-                           lexicon=lexicon, terms=terms, spacy_model=spacy_model, keep_fields=keep_fields, workers=workers,
-                           max_sentences=max_sentences, bias_map=bias_map, mask_terms=mask_terms, seed=spec.seed,
-                           engine=engine, embedding_cache=embedding_cache_from(settings),
-                           group_by=group_by)
-    # Fail now, not when the filter is done; with Ray the GPUs are the cluster's, checked when scoring starts.
-    options.model_spec().check(device="cpu" if engine.is_ray else None)
-    load_bias_map(bias_map)
-    summary = run_audit(spec, outdir, options, log=log, progress=show_progress(progress), force=force)
+    instrument = Instrument(lang, model, backend=backend, terms=terms, lexicon=lexicon, axes=axes_path, device=device,
+                            batch_size=batch_size, mask_terms=mask_terms, spacy_model=spacy_model,
+                            embedding_cache=embedding_cache_from(settings), engine=engine_from(settings))
+    summary = instrument.audit(spec, outdir, log=log, progress=show_progress(progress), force=force,
+                               keep_fields=keep_fields, workers=workers, max_sentences=max_sentences,
+                               bias_map=bias_map, seed=spec.seed, group_by=group_by).summary
     for warning in summary.filter.get("warnings", []):
         warn(warning)
     from corpus_audit.audit.verdict import verdict

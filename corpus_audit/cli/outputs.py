@@ -62,23 +62,42 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
                    "judgements about people only; self-disclosures, clinical descriptions, questions, figures of "
                    "speech and information judge no one.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
-              callback=output_extension(".csv", ".parquet", ".jsonl", writes="export-flagged writes CSV, Parquet or "
-                                        "JSON Lines"),
-              help="Output file: .csv, .parquet or .jsonl.")
+              callback=output_extension(".csv", ".parquet", ".jsonl", ".json", writes="export-flagged writes CSV, "
+                                        "Parquet, JSON Lines or (--format label-studio) JSON"),
+              help="Output file: .csv, .parquet or .jsonl; .json with --format label-studio.")
+@click.option("--format", "output_format", type=click.Choice(("table", "label-studio")), default="table",
+              show_default=True,
+              help="label-studio: a Label Studio import file (.json) of one task per sentence, most stigmatising "
+                   "first, with the instrument's category, stigma label and dimension as pre-annotations, and the "
+                   "labelling configuration (OUTPUT stem + .label_config.xml, the choices of docs/labelling.md). "
+                   "Export the reviewed project as JSON or JSON-MIN and give it to `corpus-audit clean --reviewed`.")
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
 def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
-                           categories: tuple[str, ...], output: str, strict: bool) -> None:
+                           categories: tuple[str, ...], output: str, output_format: str, strict: bool) -> None:
     """Export the judgements of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
     Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant, category,
     judgement_strength and the stigma score, and prints the number of flagged sentences per document, most
     stigmatising document first. Only judgements about people are exported unless --category says otherwise
-    (audits whose axes have no judgement gate: every sentence).
+    (audits whose axes have no judgement gate: every sentence). --format label-studio writes review tasks instead
+    (docs/api.md#review-in-label-studio).
     """
     from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, export_flagged
 
     chosen = None if "all" in categories else categories or DEFAULT_CATEGORIES
+    if output_format == "label-studio":
+        from corpus_audit.audit.label_studio import export_label_studio
+
+        tasks, config = export_label_studio(outdir, output, quadrant=quadrant, dimension=dimension,
+                                            illness_type=illness_type, strict=strict, log=warn, categories=chosen)
+        documents = len({task["data"]["doc_id"] for task in tasks})
+        click.echo(f"{len(tasks)} Label Studio task(s) from {documents} documents, most stigmatising first")
+        click.echo(f"wrote {output} (import file) and {config} (labelling configuration)")
+        return
+    if output.lower().endswith(".json"):
+        raise click.ClickException(f"{output}: JSON is the Label Studio import file: pass --format label-studio, "
+                                   "or name the output .csv, .parquet or .jsonl")
     flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
                                         illness_type=illness_type, strict=strict, log=warn, categories=chosen)
     shown = 20
@@ -150,21 +169,28 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
               help="Remove the documents listed in this file, one id per line (e.g. `corpus-audit documents "
                    "... -o ids.txt`, edited by hand).")
 @click.option("--dimension", default=None, help="With --top or --min-score: rank by this AQ-27 dimension.")
+@click.option("--reviewed", "reviewed", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A Label Studio export (JSON or JSON-MIN) of the tasks of `export-flagged --format "
+                   "label-studio`: remove the documents reviewers marked stigmatising and keep those they cleared "
+                   "(alone, or over --top/--min-score/--ids); the flags' precision goes to the console and the "
+                   "manifest.")
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
               help="Output folder: each input file rewritten under its own name, and clean-manifest.json.")
 @reports_errors("cannot write to {outdir}")
 def clean_command(corpus: tuple[str, ...], audit: str, top: int | None, min_score: float | None,
-                  ids_file: str | None, dimension: str | None, outdir: str) -> None:
+                  ids_file: str | None, dimension: str | None, reviewed: str | None, outdir: str) -> None:
     """Write CORPUS without the documents chosen from its audit, every other record byte for byte as it was.
 
     CORPUS: the JSON Lines, text (--line-docs as audited) or Parquet files the audit read; each is rewritten in
     OUTDIR with its name and compression. clean-manifest.json lists the rule, each file's counts and each removed
     document with its rank, score and most stigmatising sentence. Audit OUTDIR again, then `corpus-audit compare`
-    the two audits: sentences embedded before come from the embedding cache.
+    the two audits: sentences embedded before come from the embedding cache. With --reviewed, the manifest also
+    holds the review: tasks reviewed, documents confirmed and cleared, the flags' precision, and the tasks it
+    could not use (no choice, unknown ids), counted; nothing is removed that no reviewer or rule chose.
     """
     from corpus_audit.audit.clean import Removal, clean_from_audit
 
-    removal = Removal(top=top, min_score=min_score, ids_file=ids_file, dimension=dimension)
+    removal = Removal(top=top, min_score=min_score, ids_file=ids_file, dimension=dimension, reviewed=reviewed)
     result, manifest = clean_from_audit(corpus, audit, removal, outdir, log=click.echo)
     click.echo(f"removed {result.records_removed} record(s) of {result.documents_read} documents ({removal.describe()})")
     if result.ids_not_found:

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from corpus_audit import __version__
+from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
 from corpus_audit.common.checkpoints import Checkpoints, fingerprint
 from corpus_audit.common.jsonable import jsonable

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from corpus_audit import __version__
+from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.embed.base import same_embeddings

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from corpus_audit import __version__
+from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.heads import ClassifierHead

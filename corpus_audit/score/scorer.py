@@ -20,6 +20,8 @@ from corpus_audit.common.log import to_stderr
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from corpus_audit.embed.base import Embedder
     from corpus_audit.scm.axes import SCMAxes
 
@@ -137,6 +139,25 @@ def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
         summary.skipped["blank text"] += blank
     summary.scored = len(texts) - blank
     return scores
+
+
+def add_score_columns(frame: pd.DataFrame, scores: np.ndarray, quadrant: bool = False) -> pd.DataFrame:
+    """``frame`` (one row per text, changed in place and returned) with the instrument's columns: ``OUTPUT_COLUMNS``
+    from ``scores`` (:func:`score_texts`), the ``quadrant`` where asked, then the judgement gate's ``category`` and
+    the ``top_dimension`` derived from them. The columns of the ``score`` command, an audit's
+    ``sentences.parquet`` and the Python API, made in one place."""
+    from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, CATEGORY_COLUMNS, DIMENSION_COLUMNS,
+                                               TOP_DIMENSION_COLUMN, label_sentences)
+    from corpus_audit.stigma.quadrants import quadrant_of
+
+    for column, values in zip(OUTPUT_COLUMNS, scores.T):
+        frame[column] = values
+    if quadrant:
+        frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
+    frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
+        frame[list(CATEGORY_COLUMNS)].to_numpy(dtype=float),
+        frame[list(DIMENSION_COLUMNS.values())].to_numpy(dtype=float))
+    return frame
 
 
 class Scorer(ABC):

@@ -22,10 +22,7 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.documents import (CorpusError, ReaderOptions, ReadStats, check_documents_read, field_text,
                                            scrub_surrogates)
 from corpus_audit.corpus.readers import read_file, split_format
-from corpus_audit.scm.columns import OUTPUT_COLUMNS
-from corpus_audit.score.scorer import Scorer, ScoreSummary, score_with
-from corpus_audit.stigma.judgement import (CATEGORY_COLUMN, CATEGORY_COLUMNS, DIMENSION_COLUMNS, TOP_DIMENSION_COLUMN,
-                                           label_sentences)
+from corpus_audit.score.scorer import Scorer, ScoreSummary, add_score_columns, score_with
 
 OUTPUT_FORMATS = (".csv", ".parquet")
 
@@ -80,11 +77,7 @@ def write_table(rows: list[dict[str, Any]], scores: np.ndarray, output: Path) ->
 
     frame = pd.DataFrame.from_records([{scrub_surrogates(str(name)): scrub_surrogates(value) if isinstance(value, str)
                                         else value for name, value in row.items()} for row in rows])
-    for column, values in zip(OUTPUT_COLUMNS, scores.T):
-        frame[column] = values
-    frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
-        frame[list(CATEGORY_COLUMNS)].to_numpy(dtype=float),
-        frame[list(DIMENSION_COLUMNS.values())].to_numpy(dtype=float))
+    add_score_columns(frame, scores)
     with atomic_path(output) as tmp:
         if output.suffix.lower() == ".csv":
             _mixed_as_text(frame).to_csv(tmp, index=False)

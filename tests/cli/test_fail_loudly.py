@@ -114,7 +114,8 @@ def folders(tmp_path) -> tuple[Path, Path]:
     (["score", REDDIT, "-o", "{tmp}/out.xlsx", "--model", "/no/such/model"],
      "{tmp}/out.xlsx: score writes CSV or Parquet: name the output .csv or .parquet"),
     (["export-flagged", "{tmp}/a", "-o", "{tmp}/out.txt"],
-     "{tmp}/out.txt: export-flagged writes CSV, Parquet or JSON Lines: name the output .csv or .parquet or .jsonl"),
+     "{tmp}/out.txt: export-flagged writes CSV, Parquet, JSON Lines or (--format label-studio) JSON: name the output "
+     ".csv or .parquet or .jsonl or .json"),
     (["compare", "{tmp}/a", "{tmp}/b", "-o", "{tmp}/out.csv"],
      "{tmp}/out.csv: compare writes an HTML report or JSON: name the output .html or .json"),
     (["probe", "score", REDDIT, "--model", "/no/such/model", "-o", "{tmp}/out.txt"],

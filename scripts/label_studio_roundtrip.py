@@ -1,0 +1,86 @@
+"""Check the Label Studio review loop against a real Label Studio server, through its REST API (standard library
+only; no SDK): create a project with the labelling configuration of ``export-flagged --format label-studio``,
+import its tasks, post reviewers' answers from a CSV, and save the project's JSON and JSON-MIN exports (the test
+fixtures under tests/data/label_studio/ were made so; docs/api.md lists the versions and steps).
+
+    corpus-audit export-flagged demo-out --format label-studio -o tasks.json
+    python scripts/label_studio_roundtrip.py --url http://localhost:8089 --token PERSONAL_ACCESS_TOKEN \\
+        --tasks tasks.json --labels tests/data/label_studio/review_labels.csv -o exports/
+
+``--labels``: ``rank,category,stigmatising,dimension,stigma_strength,note,cancelled`` (``rank``: the task's
+``data.rank``; ``dimension``: guideline names joined with ``;``; an empty ``stigmatising`` posts an answer
+without that choice; ``cancelled`` = yes posts a skipped task). The token is a personal access token (Label
+Studio 1.23: Account & Settings -> Personal Access Token); it is exchanged for an access token at
+``/api/token/refresh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+
+class LabelStudio:
+    def __init__(self, url: str, personal_token: str) -> None:
+        self.url = url.rstrip("/")
+        self.access = self.call("POST", "/api/token/refresh", {"refresh": personal_token}, auth=False)["access"]
+
+    def call(self, method: str, path: str, body: Any = None, auth: bool = True, raw: bool = False) -> Any:
+        request = urllib.request.Request(self.url + path, method=method,
+                                         data=None if body is None else json.dumps(body).encode("utf-8"),
+                                         headers={"Content-Type": "application/json",
+                                                  **({"Authorization": f"Bearer {self.access}"} if auth else {})})
+        with urllib.request.urlopen(request, timeout=120) as response:
+            payload = response.read()
+        return payload if raw else json.loads(payload or b"null")
+
+
+def answer(row: dict[str, str]) -> list[dict[str, Any]]:
+    result = []
+    for name in ("category", "stigmatising", "dimension", "stigma_strength"):
+        if row[name]:
+            result.append({"from_name": name, "to_name": "text", "type": "choices",
+                           "value": {"choices": row[name].split(";")}})
+    if row["note"]:
+        result.append({"from_name": "note", "to_name": "text", "type": "textarea", "value": {"text": [row["note"]]}})
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--url", default="http://localhost:8080")
+    parser.add_argument("--token", required=True, help="a personal access token")
+    parser.add_argument("--tasks", type=Path, required=True, help="the import file of export-flagged")
+    parser.add_argument("--labels", type=Path, required=True)
+    parser.add_argument("--title", default="corpus-audit review")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="folder for the exports")
+    args = parser.parse_args()
+    studio = LabelStudio(args.url, args.token)
+    config = args.tasks.with_name(args.tasks.stem + ".label_config.xml").read_text(encoding="utf-8")
+    project = studio.call("POST", "/api/projects", {"title": args.title, "label_config": config})
+    tasks = json.loads(args.tasks.read_text(encoding="utf-8"))
+    imported = studio.call("POST", f"/api/projects/{project['id']}/import", tasks)
+    print(f"project {project['id']}: imported {imported.get('task_count')} task(s)")
+    listed = studio.call("GET", f"/api/tasks?project={project['id']}&page_size={len(tasks)}&fields=all")
+    by_rank = {task["data"]["rank"]: task["id"] for task in listed["tasks"]}
+    with open(args.labels, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            task_id = by_rank[int(row["rank"])]
+            studio.call("POST", f"/api/tasks/{task_id}/annotations",
+                        {"result": [] if row["cancelled"] == "yes" else answer(row),
+                         "was_cancelled": row["cancelled"] == "yes"})
+    args.output.mkdir(parents=True, exist_ok=True)
+    for export_type, name in (("JSON", "export.json"), ("JSON_MIN", "export_min.json")):
+        payload = studio.call("GET", f"/api/projects/{project['id']}/export?exportType={export_type}", raw=True)
+        (args.output / name).write_bytes(payload)
+        print(f"wrote {args.output / name} ({len(json.loads(payload))} task(s))")
+    version = studio.call("GET", "/api/version")
+    print(f"Label Studio {version.get('release', version)}")
+
+
+if __name__ == "__main__":
+    main()
