@@ -121,10 +121,13 @@ def cli(*args: str) -> None:
 # 1. corpora with a dose
 
 
-def statement(templates: dict[str, Any], illness: str, dimension: str, rng: random.Random) -> dict[str, str]:
-    """One stigmatising statement about ``illness`` on ``dimension`` from the templates and word lists."""
-    forms = templates["target_illnesses"][illness]
-    surface = forms[0] if rng.random() < 0.5 or len(forms) == 1 else rng.choice(forms[1:])
+def statement(templates: dict[str, Any], illness: str, dimension: str, rng: random.Random,
+              surface: str | None = None) -> dict[str, str]:
+    """One stigmatising statement about ``illness`` on ``dimension`` from the templates and word lists (the
+    illness written ``surface``, or one of its forms: the probe's phrase half the time)."""
+    if surface is None:
+        forms = templates["target_illnesses"][illness]
+        surface = forms[0] if rng.random() < 0.5 or len(forms) == 1 else rng.choice(forms[1:])
     subject, number = rng.choice(templates["subjects"])
     link = rng.choice(templates["links"][number]).format(illness=surface)
     predicate = rng.choice(templates["predicates"][dimension])[0 if number == "pl" else 1]
@@ -521,6 +524,51 @@ def illness_leans(illnesses: pd.DataFrame, targets: set[str], target_dims: list[
     return rows
 
 
+HELD_OUT_STATEMENTS = 4  # per illness and target dimension
+
+
+def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, Any]]:
+    """Did the model learn the injected statements in their own wording? Per mental illness of the probe (targets
+    and controls alike): the mean log-probability per piece of its phrase in new statements drawn from the
+    templates (seeds the corpora never used), less the same in the probe's neutral carriers ("someone has X.").
+    The product's PLL scorer (within-word l2r) scores both. A model that learnt the injection raises the target
+    illnesses here; if it does and the AQ-27 probe does not, what bounds the probe is the transfer from the
+    injected wording to the questionnaire's."""
+    path = out / "probes" / model.name / "injection_check.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    from corpus_audit.probe.pll import MaskedLM, set_threads
+
+    templates = json.loads(Path(cfg.templates).read_text())
+    qdir = questionnaire(cfg, out)
+    phrases = pd.read_csv(qdir / "illnesses.csv", keep_default_na=False).set_index("illness")["phrase"]
+    names = [n for n in [*templates["target_illnesses"], *control_illnesses(templates)] if n in phrases.index]
+    carriers = pd.read_csv(qdir / "aq27_carriers.csv")["text"]
+    texts: list[tuple[str, str, str]] = []  # illness, kind, sentence
+    for name in names:
+        phrase = phrases[name]
+        texts += [(name, "statements", statement(templates, name, dimension,
+                                                 random.Random(f"held-out:{name}:{dimension}:{k}"),
+                                                 surface=phrase)["text"])
+                  for dimension in templates["target_dimensions"] for k in range(HELD_OUT_STATEMENTS)]
+        texts += [(name, "carriers", text.replace("[noun phrase]", "someone").replace("<mask>", phrase).capitalize())
+                  for text in carriers]
+    set_threads(cfg.threads)
+    scored = MaskedLM.load(str(model), device=cfg.device, log=lambda _: None).score([text for *_, text in texts])
+    values = []
+    for (name, kind, text), pll in zip(texts, scored):
+        phrase = phrases[name]
+        start = text.lower().find(phrase.lower())
+        values.append({"illness": name, "kind": kind,
+                       "logp": float(np.mean(pll.span_scores(start, start + len(phrase))))})
+    means = pd.DataFrame(values).groupby(["illness", "kind"])["logp"].mean().unstack()
+    rows = [{"illness": name, "target": name in templates["target_illnesses"],
+             "statements": float(means.loc[name, "statements"]), "carriers": float(means.loc[name, "carriers"]),
+             "association": float(means.loc[name, "statements"] - means.loc[name, "carriers"])} for name in names]
+    write_json(path, rows)
+    return rows
+
+
 def model_results(cfg: BenchConfig, out: Path) -> list[dict[str, Any]]:
     """Per model: the illnesses' leans, the probe's own tests, the link's conclusion, the training log."""
     templates = json.loads(Path(cfg.templates).read_text())
@@ -539,15 +587,17 @@ def model_results(cfg: BenchConfig, out: Path) -> list[dict[str, Any]]:
                 lean.loc[~lean["target"], "lean_target_dims"].mean()
             other_lean = lean.loc[lean["target"], "lean_other_dims"].mean() - \
                 lean.loc[~lean["target"], "lean_other_dims"].mean()
-            dims = {d["dimension"]: {k: d.get(k) for k in ("mean_difference", "ci", "permutation_p", "p_holm",
-                                                           "significant", "flagged")}
-                    for d in summary["dimensions"]}
+            keys = ("mean_difference", "mean_difference_ci", "permutation_p", "p_holm", "significant", "flagged")
+            dims = {d["dimension"]: {k: d.get(k) for k in keys} for d in summary["dimensions"]}
+            check = injection_check(cfg, out, out / "models" / probe.name)
+            association = {row["illness"]: row["association"] for row in check}
+            for row in leans:
+                row["association_held_out"] = association.get(row["illness"], np.nan)
             rows.append({
-                "dose_percent": dose, "seed": seed, "illness_leans": leans,
+                "dose_percent": dose, "seed": seed, "illness_leans": leans, "injection_check": check,
                 "target_minus_control_lean_target_dims": float(target_lean),
                 "target_minus_control_lean_other_dims": float(other_lean),
-                "probe_overall": {k: summary["overall"].get(k) for k in ("mean_difference", "ci", "permutation_p",
-                                                                          "significant", "flagged")},
+                "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
                 "probe_dimensions": dims,
                 "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
                 "link_correlations": [{k: c.get(k) for k in ("measure", "rho", "rho_ci", "permutation_p", "p_holm",
@@ -587,7 +637,8 @@ def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str
             continue
         on = bootstrap_over_illnesses(chosen, "lean_target_dims")
         off = bootstrap_over_illnesses(chosen, "lean_other_dims")
-        curve.append({"dose_percent": dose, "target_dims": on, "other_dims": off,
+        held_out = bootstrap_over_illnesses(chosen, "association_held_out")
+        curve.append({"dose_percent": dose, "target_dims": on, "other_dims": off, "held_out_statements": held_out,
                       "per_seed_target_dims": [m["target_minus_control_lean_target_dims"] for m in chosen],
                       "per_seed_other_dims": [m["target_minus_control_lean_other_dims"] for m in chosen],
                       "link_evidence": [m["link_evidence"] for m in chosen],
@@ -628,8 +679,9 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     curve = results["curve"]
     doses = [c["dose_percent"] for c in curve]
     fig, ax = plt.subplots(figsize=(5.5, 4))
-    for key, label, marker in (("target_dims", "target dimensions (Dangerousness, Blame)", "o"),
-                               ("other_dims", "control dimensions (other 7)", "s")):
+    for key, label, marker in (("target_dims", "AQ-27 probe: target dimensions (Dangerousness, Blame)", "o"),
+                               ("other_dims", "AQ-27 probe: control dimensions (other 7)", "s"),
+                               ("held_out_statements", "new statements in the injected wording", "^")):
         mean = np.array([c[key][0] for c in curve])
         low = np.array([c[key][1] for c in curve])
         high = np.array([c[key][2] for c in curve])
@@ -642,7 +694,7 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_xticks(doses)
     ax.set_xticklabels([f"{d:g}" for d in doses])
     ax.set_xlabel("injected dose (%)")
-    ax.set_ylabel("model lean: target - control illnesses\n(log-prob per piece)")
+    ax.set_ylabel("target - control illnesses\n(log-prob per piece over carriers)")
     ax.set_title("Model dose-response (95% CI over illnesses; grey: seeds)")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -676,10 +728,12 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
 
 
 def model_order(cfg: BenchConfig) -> list[tuple[float, int]]:
-    """Seed by seed; within a seed the lowest dose, the highest, then the others from high to low, so that an
-    interrupted bench has the contrasts that matter most first."""
-    low, *rest = sorted(cfg.doses)
-    return [(dose, seed) for seed in cfg.seeds for dose in [low, *sorted(rest, reverse=True)]]
+    """The lowest and highest doses for every seed first, then the others from high to low, seed by seed, so that
+    an interrupted bench has the contrast that matters most, with its seeds, first."""
+    low, *middle, high = sorted(cfg.doses) if len(cfg.doses) > 1 else cfg.doses * 2
+    ends = [low] if low == high else [low, high]
+    return [(dose, seed) for seed in cfg.seeds for dose in ends] + \
+        [(dose, seed) for seed in cfg.seeds for dose in sorted(middle, reverse=True)]
 
 
 def run(cfg: BenchConfig, out: Path, figure_dir: Path | None) -> dict[str, Any]:
@@ -702,6 +756,7 @@ def run(cfg: BenchConfig, out: Path, figure_dir: Path | None) -> dict[str, Any]:
             bar.update(1)
             bar.set_description(f"probe dose {dose:g} seed {seed}")
             probes[(dose, seed)] = probe_model(cfg, out, model)
+            injection_check(cfg, out, model)
             bar.update(1)
         run_audits(cfg, out, manifest, bar)
         for (dose, seed), probe in probes.items():
