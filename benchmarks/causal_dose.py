@@ -69,6 +69,7 @@ class BenchConfig:
     checkpoint_every: int = 250
     device: str = "cpu"
     threads: int = 1
+    audit_backend: str = "auto"  # the audit's --backend (the test uses torch: no ONNX export into a fresh cache)
     null_models: int = 1
     permutations: int = 1999
     n_boot: int = 1000
@@ -174,13 +175,15 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
                 eligible.append((d, s, start, sentence, next(iter(found))))
     target_mentions = sum(mentions[name] for name in targets)
     order = random.Random(cfg.injection_seed).sample(range(len(eligible)), len(eligible))  # nested doses
+    templates_path = Path(cfg.templates).resolve()
     manifest: dict[str, Any] = {
-        "config": {key: asdict(cfg)[key] for key in CORPUS_FIELDS}, "templates_file": str(Path(cfg.templates).resolve().relative_to(ROOT)
-                                                     if Path(cfg.templates).resolve().is_relative_to(ROOT)
-                                                     else cfg.templates),
-        "documents_read": len(read), "documents": len(docs), "sentences": n_sentences, "target_illnesses": sorted(targets),
-        "target_dimensions": templates["target_dimensions"], "mentions": dict(mentions.most_common()),
-        "target_mention_sentences": target_mentions, "eligible_sentences": len(eligible), "doses": {},
+        "config": {key: asdict(cfg)[key] for key in CORPUS_FIELDS},
+        "templates_file": str(templates_path.relative_to(ROOT) if templates_path.is_relative_to(ROOT)
+                              else templates_path),
+        "documents_read": len(read), "documents": len(docs), "sentences": n_sentences,
+        "target_illnesses": sorted(targets), "target_dimensions": templates["target_dimensions"],
+        "mentions": dict(mentions.most_common()), "target_mention_sentences": target_mentions,
+        "eligible_sentences": len(eligible), "doses": {},
     }
     for dose in cfg.doses:
         name = cfg.dose_name(dose)
@@ -407,7 +410,7 @@ def run_audits(cfg: BenchConfig, out: Path, manifest: dict[str, Any], bar: tqdm 
             if bar is not None:
                 bar.set_description(f"audit {audit.name}")
             cli("audit", str(out / manifest["doses"][cfg.dose_name(dose)]["corpus"]), "--lang", "en", "-o",
-                str(audit), "--workers", "1", "--no-progress")
+                str(audit), "--workers", "1", "--no-progress", "--backend", cfg.audit_backend)
         if bar is not None:
             bar.update(1)
 
@@ -597,6 +600,9 @@ def model_results(cfg: BenchConfig, out: Path) -> list[dict[str, Any]]:
                 "dose_percent": dose, "seed": seed, "illness_leans": leans, "injection_check": check,
                 "target_minus_control_lean_target_dims": float(target_lean),
                 "target_minus_control_lean_other_dims": float(other_lean),
+                "target_minus_control_held_out": float(
+                    np.mean([r["association"] for r in check if r["target"]])
+                    - np.mean([r["association"] for r in check if not r["target"]])),
                 "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
                 "probe_dimensions": dims,
                 "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
@@ -641,6 +647,7 @@ def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str
         curve.append({"dose_percent": dose, "target_dims": on, "other_dims": off, "held_out_statements": held_out,
                       "per_seed_target_dims": [m["target_minus_control_lean_target_dims"] for m in chosen],
                       "per_seed_other_dims": [m["target_minus_control_lean_other_dims"] for m in chosen],
+                      "per_seed_held_out_statements": [m["target_minus_control_held_out"] for m in chosen],
                       "link_evidence": [m["link_evidence"] for m in chosen],
                       "probe_significant_target_dims": [
                           [d for d in manifest["target_dimensions"] if m["probe_dimensions"][d]["significant"]]

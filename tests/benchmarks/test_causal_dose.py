@@ -34,7 +34,7 @@ def bench(tmp_path_factory) -> tuple[Path, dict]:
             "--templates", str(folder / "templates.json"), "--limit-docs", "150", "--doses", "0,100", "--seeds", "0",
             "--steps", "200", "--vocab-size", "800", "--hidden", "64", "--layers", "2", "--heads", "2",
             "--batch", "16", "--seq-len", "32", "--lr", "0.003", "--checkpoint-every", "100", "--null-models", "0",
-            "--permutations", "199", "--n-boot", "200"]
+            "--permutations", "199", "--n-boot", "200", "--audit-backend", "torch"]
     causal_dose.main(args)
     return folder, {"args": args, "results": json.loads((folder / "out" / "results.json").read_text())}
 
