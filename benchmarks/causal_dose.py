@@ -38,6 +38,8 @@ import numpy as np
 import pandas as pd
 from tqdm import tqdm
 
+from corpus_audit.common.atomic import atomic_path, write_text_atomic
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = Path("/work/shared/corpora/reddit_mh_27subs_en.jsonl.gz")
 DEFAULT_TEMPLATES = ROOT / "benchmarks" / "data" / "causal_dose_en.json"
@@ -59,8 +61,8 @@ class BenchConfig:
     hidden: int = 128
     layers: int = 2
     heads: int = 2
-    steps: int = 350
-    batch: int = 64
+    steps: int = 1000
+    batch: int = 32
     lr: float = 2e-3
     warmup: float = 0.06
     mask_prob: float = 0.15
@@ -70,7 +72,7 @@ class BenchConfig:
     device: str = "cpu"
     threads: int = 1
     audit_backend: str = "auto"  # the audit's --backend (the test uses torch: no ONNX export into a fresh cache)
-    null_models: int = 1
+    null_models: int = 0  # the random copy is the same for every model of the bench (architecture, tokenizer, seed)
     permutations: int = 1999
     n_boot: int = 1000
 
@@ -83,10 +85,7 @@ class BenchConfig:
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False, default=float))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(data, indent=1, ensure_ascii=False, default=float))
 
 
 def read_jsonl_gz(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
@@ -199,16 +198,12 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
             injections.append({"doc_id": docs[d]["id"], "sentence": s, "illness": illness, "dimension": dimension,
                                "original": sentence, **made})
         folder = out / "corpora" / name
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / "corpus.jsonl.gz.tmp"
-        with gzip.open(tmp, "wt", encoding="utf-8") as handle:
+        with atomic_path(folder / "corpus.jsonl.gz") as tmp, gzip.open(tmp, "wt", encoding="utf-8") as handle:
             for doc, text in zip(docs, texts):
                 handle.write(json.dumps({"id": doc["id"], "subreddit": doc.get("subreddit"), "text": text},
                                         ensure_ascii=False) + "\n")
-        os.replace(tmp, folder / "corpus.jsonl.gz")
-        with open(folder / "injections.jsonl.tmp", "w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in injections)
-        os.replace(folder / "injections.jsonl.tmp", folder / "injections.jsonl")
+        write_text_atomic(folder / "injections.jsonl",
+                          "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in injections))
         manifest["doses"][name] = {
             "dose_percent": dose, "rewritten": len(injections),
             "actual_percent": 100 * len(injections) / max(target_mentions, 1),
@@ -262,9 +257,8 @@ def token_blocks(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: fl
         rows = np.asarray(stream[: len(stream) // width * width], dtype=np.int32).reshape(-1, width)
         blocks = np.concatenate([np.full((len(rows), 1), tokenizer.cls_token_id, np.int32), rows,
                                  np.full((len(rows), 1), tokenizer.sep_token_id, np.int32)], axis=1)
-        with open(path.with_suffix(".tmp"), "wb") as handle:
+        with atomic_path(path) as tmp, open(tmp, "wb") as handle:
             np.save(handle, blocks)
-        os.replace(path.with_suffix(".tmp"), path)
         manifest["doses"][cfg.dose_name(dose)]["tokens"] = len(stream)
         write_json(out / "manifest.json", manifest)
     return np.load(path)
@@ -658,6 +652,24 @@ def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str
     return results
 
 
+def dose_axis(ax: Any, doses: list[float]) -> None:
+    """Doses on a log scale that keeps 0, labelled as given; a line at 0."""
+    ax.axhline(0, color="black", lw=0.5)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xticks(doses)
+    ax.set_xticklabels([f"{d:g}" for d in doses])
+    ax.set_xlabel("injected dose (%)")
+
+
+def save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     """Three PNGs: audited vs injected dose; model dose-response; what link concludes per dose."""
     import matplotlib
@@ -678,10 +690,7 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_ylabel("audit: sentences flagged stigmatising (%)")
     ax.set_title("Audited dose vs injected dose")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / "causal_dose_corpus.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save(fig, folder / "causal_dose_corpus.png"))
 
     curve = results["curve"]
     doses = [c["dose_percent"] for c in curve]
@@ -696,18 +705,11 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
         for c in curve:
             seeds = c[f"per_seed_{key}"]
             ax.scatter([c["dose_percent"]] * len(seeds), seeds, marker=marker, s=10, color="grey", zorder=3)
-    ax.axhline(0, color="black", lw=0.5)
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xticks(doses)
-    ax.set_xticklabels([f"{d:g}" for d in doses])
-    ax.set_xlabel("injected dose (%)")
+    dose_axis(ax, doses)
     ax.set_ylabel("target - control illnesses\n(log-prob per piece over carriers)")
-    ax.set_title("Model dose-response (95% CI over illnesses; grey: seeds)")
+    ax.set_title("Model dose-response\n(95% CI over illnesses, seeds averaged; grey: each seed)", fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(folder / "causal_dose_model.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save(fig, folder / "causal_dose_model.png"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for model in results["models"]:
@@ -717,17 +719,10 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
                 x = model["dose_percent"] * (1 + 0.04 * model["seed"]) + 0.05 * model["seed"]
                 ax.errorbar([x], [corr["rho"]], yerr=[[corr["rho"] - low], [high - corr["rho"]]], marker="o",
                             color="C3" if corr["evidence"] else "C0", capsize=3)
-    ax.axhline(0, color="black", lw=0.5)
-    ax.set_xscale("symlog", linthresh=1)
-    ax.set_xticks(doses)
-    ax.set_xticklabels([f"{d:g}" for d in doses])
-    ax.set_xlabel("injected dose (%)")
+    dose_axis(ax, doses)
     ax.set_ylabel("partial Spearman rho (Bonferroni-level CI)")
     ax.set_title("link: corpus Dangerousness score vs model lean\n(red: evidence after Holm)", fontsize=10)
-    fig.tight_layout()
-    paths.append(folder / "causal_dose_link.png")
-    fig.savefig(paths[-1], dpi=120)
-    plt.close(fig)
+    paths.append(save(fig, folder / "causal_dose_link.png"))
     return paths
 
 
