@@ -787,20 +787,40 @@ def time_steps(cfg: BenchConfig, out: Path) -> None:
           f"{log['loss_first_50']:.2f} -> {log['loss_last_100']:.2f}; corpus {log['corpus_tokens']:,} tokens")
 
 
+HELP = {
+    "corpus": "JSON Lines corpus (.jsonl.gz) with id and text", "templates": "statements, target illnesses and "
+    "dimensions, probe noun phrases (JSON)", "doses": "percent of the target-illness mention sentences rewritten, "
+    "comma-separated", "seeds": "one model per seed and dose, comma-separated", "limit_docs": "read only the "
+    "first N documents", "mention_docs_only": "1: keep only the documents that mention an illness",
+    "injection_seed": "seed of which sentences are rewritten and how", "vocab_size": "WordPiece vocabulary",
+    "seq_len": "tokens per training block", "hidden": "hidden size", "layers": "transformer layers", "heads":
+    "attention heads", "steps": "training steps (the same for every model)", "batch": "blocks per step", "lr":
+    "peak learning rate (AdamW)", "warmup": "share of the steps warming up", "mask_prob": "share of tokens masked",
+    "dropout": "dropout of the model", "init_range": "standard deviation of the initial weights",
+    "checkpoint_every": "save a resumable checkpoint every N steps", "device": "cpu, cuda or cuda:N (training and "
+    "probe)", "threads": "torch CPU threads", "audit_backend": "the audit's --backend", "null_models": "the probe's "
+    "--null-models", "permutations": "permutations of the probe, link and compare", "n_boot": "bootstrap "
+    "replicates of the probe, link and compare"}
+
+
 def parse(argv: list[str] | None = None) -> tuple[str, BenchConfig, Path, Path | None]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["run", "audits", "time", "figures"])
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bench-out" / "causal_dose")
+    parser.add_argument("command", choices=["run", "audits", "time", "figures"],
+                        help="run: the whole bench (resumes); audits: the audits alone; time: seconds per training "
+                             "step; figures: results.json and the figures of a finished or interrupted bench")
+    parser.add_argument("-o", "--output", type=Path, default=ROOT / "bench-out" / "causal_dose",
+                        help="bench folder (default: bench-out/causal_dose)")
     parser.add_argument("--figures", type=Path, default=None, help="folder for the PNGs (e.g. docs/figures)")
     defaults = BenchConfig()
     for name, value in asdict(defaults).items():
         flag = "--" + name.replace("_", "-")
         if isinstance(value, list):
-            parser.add_argument(flag, default=",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value))
+            parser.add_argument(flag, default=",".join(f"{v:g}" if isinstance(v, float) else str(v) for v in value),
+                                help=HELP[name] + " (default: %(default)s)")
         elif value is None:
-            parser.add_argument(flag, type=int, default=None)
+            parser.add_argument(flag, type=int, default=None, help=HELP[name])
         else:
-            parser.add_argument(flag, type=type(value), default=value)
+            parser.add_argument(flag, type=type(value), default=value, help=HELP[name] + " (default: %(default)s)")
     args = parser.parse_args(argv)
     values = {}
     for name, value in asdict(defaults).items():
