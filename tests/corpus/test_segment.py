@@ -99,20 +99,26 @@ def test_sentence_starts_from_words_equal_those_from_the_whole_line(lang: str) -
     assert len(segmenter._word_cache) > 50 and segmenter._multiword_specials == (("EE. UU.", "Ee. Uu.") if lang == "es" else ())
 
 
+def _random_texts():
+    """Texts of tricky words (abbreviations, quotes, emoji) and separators, for property tests."""
+    from hypothesis import strategies as st
+
+    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
+    separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
+    return st.lists(st.tuples(words, separators), max_size=40).map(
+        lambda parts: "".join(word + separator for word, separator in parts))
+
+
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_sentences_of_random_texts_match_spacy(lang: str) -> None:
     from hypothesis import given, settings
-    from hypothesis import strategies as st
 
     segmenter = Segmenter(lang)
     reference = Segmenter(lang)
-    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
-    separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
 
     @settings(max_examples=300, deadline=None, derandomize=True)
-    @given(st.lists(st.tuples(words, separators), max_size=40))
-    def check(parts: list[tuple[str, str]]) -> None:
-        text = "".join(word + separator for word, separator in parts)
+    @given(_random_texts())
+    def check(text: str) -> None:
         assert list(segmenter.sentences(text)) == _spacy_only(reference, text)
 
     check()
@@ -138,16 +144,12 @@ def test_one_sentence_check_ascii_shortcut() -> None:
 def test_lines_only_counted_have_as_many_sentences_as_when_cut(lang: str) -> None:
     """The filter counts the sentences of a line without a term instead of cutting it: the same number."""
     from hypothesis import given, settings
-    from hypothesis import strategies as st
 
     segmenter = Segmenter(lang)
-    words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=3)
-    separators = st.sampled_from(SEPARATORS + ["\n", " \n\n "])
 
     @settings(max_examples=300, deadline=None, derandomize=True)
-    @given(st.lists(st.tuples(words, separators), max_size=40))
-    def check(parts: list[tuple[str, str]]) -> None:
-        text = "".join(word + separator for word, separator in parts)
+    @given(_random_texts())
+    def check(text: str) -> None:
         cut = list(segmenter.line_sentences(text))
         counted = list(segmenter.line_sentences(text, lambda line: False))
         assert [(line, count) for line, count, _ in cut] == [(line, count) for line, count, _ in counted]
