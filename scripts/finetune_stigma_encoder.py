@@ -49,7 +49,9 @@ def tune(model, texts: list[str], drawn: list[tuple[int, int, float]]) -> None:
     written out, so that no trainer dependency is needed)."""
     model.train()
     optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE)
-    for start in range(0, len(drawn), BATCH):
+    from tqdm import tqdm
+
+    for start in tqdm(range(0, len(drawn), BATCH), desc="tuning", unit="batch"):
         batch = drawn[start:start + BATCH]
         embeddings = []
         for side in (0, 1):
