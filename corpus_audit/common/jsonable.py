@@ -29,3 +29,10 @@ def jsonable(value: Any) -> Any:
     if value is pd.NA or value is pd.NaT:
         return None
     return value
+
+
+class JsonRecord:
+    """Mixin for a dataclass of results: ``to_dict`` gives its fields as plain Python (:func:`jsonable`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return jsonable(self.__dict__)

@@ -16,19 +16,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from corpus_audit.common.jsonable import jsonable
+from corpus_audit.common.jsonable import JsonRecord
 
 #: Significance level of every "significant" boolean (after correction).
 ALPHA = 0.05
 
 
 @dataclass
-class UnitComparison:
+class UnitComparison(JsonRecord):
     """Group a vs group b, one value per unit. ``mean_difference`` = mean(a) - mean(b), ``mean_difference_ci`` its
     95% percentile-bootstrap interval; ``permutation_p`` two-sided; ``hedges_g`` the standardised difference (pooled
     SD, small-sample corrected); ``exact``: the p-value enumerates every split."""
@@ -47,9 +46,6 @@ class UnitComparison:
     exact: bool
     n_boot: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def _mean_difference(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -99,7 +95,7 @@ def compare_units(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarr
 
 
 @dataclass
-class PartialRankCorrelation:
+class PartialRankCorrelation(JsonRecord):
     """Spearman's rho of x and y with the covariates' ranks partialled out of both ranks (``covariates`` names
     them). ``rho_ci``: percentile bootstrap over units at level ``confidence``; ``permutation_p``: two-sided,
     shuffling x's residual ranks, (count + 1) / (permutations + 1)."""
@@ -113,9 +109,6 @@ class PartialRankCorrelation:
     permutations: int
     n_boot: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def _residual_ranks(values: np.ndarray, covariates: np.ndarray) -> np.ndarray:

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats
 
-from corpus_audit.common.jsonable import jsonable
+from corpus_audit.common.jsonable import JsonRecord
 from corpus_audit.stigma.stats.intervals import CI_LEVEL, percentile_ci
 
 
 @dataclass
-class LinearCorrelation:
+class LinearCorrelation(JsonRecord):
     """Pearson's r of paired values with its two-sided p-value and 95% CI (Fisher's z, ``scipy.stats.pearsonr``)."""
 
     n: int
@@ -22,9 +21,6 @@ class LinearCorrelation:
     p: float
     r_ci: tuple[float, float]
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> LinearCorrelation:
@@ -46,7 +42,7 @@ def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) ->
 
 
 @dataclass
-class RankCorrelation:
+class RankCorrelation(JsonRecord):
     """Spearman rank correlation of paired values (e.g. per illness: corpus frequency and the model's score).
 
     ``rho`` with a percentile-bootstrap CI over resampled pairs; ``permutation_p``: two-sided permutation test,
@@ -60,9 +56,6 @@ class RankCorrelation:
     n_boot: int
     seed: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def _spearman_rows(x: np.ndarray, y: np.ndarray) -> np.ndarray:

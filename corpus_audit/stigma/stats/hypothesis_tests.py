@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 from scipy import stats
 from scipy.spatial.distance import cdist
 
-from corpus_audit.common.jsonable import jsonable
+from corpus_audit.common.jsonable import JsonRecord
 from corpus_audit.stigma.stats.effect_sizes import pooled_sd, rank_biserial_paired
 from corpus_audit.stigma.stats.intervals import BOOT_CELLS, bootstrap_mean_difference, percentile_ci
 from corpus_audit.stigma.stats.power import minimum_detectable_difference
@@ -23,7 +22,7 @@ MAX_POINTS_2D = 2000
 
 
 @dataclass
-class GroupComparison:
+class GroupComparison(JsonRecord):
     """Two-sample comparison of one score (e.g. warmth of mental vs physical sentences).
 
     ``rank_biserial`` = 1 - 2U/(n_a n_b) with U the Mann–Whitney statistic of sample a, i.e.
@@ -52,9 +51,6 @@ class GroupComparison:
     #: the smallest |mean difference| these group sizes detect with 80% power at alpha 0.05 (two-sided t-test),
     #: in the score's units (Cohen's d times the pooled standard deviation)
     minimum_detectable_difference: float = float("nan")
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def compare_groups(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, label_a: str = "mental",
@@ -89,7 +85,7 @@ def compare_groups(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
 
 
 @dataclass
-class EnergyTest:
+class EnergyTest(JsonRecord):
     """Energy-distance two-sample test on 2-D points (warmth, competence).
 
     ``statistic`` = 2 E|X - Y| - E|X - X'| - E|Y - Y'| over the empirical distributions (V-statistic,
@@ -106,9 +102,6 @@ class EnergyTest:
     permutations: int
     seed: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def _energy_statistics(distances: np.ndarray, in_a: np.ndarray) -> np.ndarray:
@@ -165,7 +158,7 @@ def two_sample_2d(a_points: np.ndarray, b_points: np.ndarray, permutations: int 
 
 
 @dataclass
-class PairedComparison:
+class PairedComparison(JsonRecord):
     """Paired comparison of one score (e.g. a model's PLL of mental vs physical illnesses, paired by prompt).
 
     ``wilcoxon_statistic`` and ``wilcoxon_p``: two-sided Wilcoxon signed-rank test of the differences a - b
@@ -188,9 +181,6 @@ class PairedComparison:
     rank_biserial_ci: tuple[float, float]
     n_boot: int
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def compare_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, label_a: str = "mental",
@@ -232,7 +222,7 @@ def compare_paired(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndar
 
 
 @dataclass
-class TTest:
+class TTest(JsonRecord):
     """A two-sided t-test of a vs b with Cohen's d (Lin et al. 2022 report both).
 
     ``paired``: ``scipy.stats.ttest_rel`` on pairs (a[i], b[i]), d = mean(a - b) / SD(a - b) (d_z, ddof 1), so
@@ -252,9 +242,6 @@ class TTest:
     p: float
     cohens_d: float
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def t_test(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *, paired: bool, label_a: str = "a",

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from corpus_audit.common.jsonable import jsonable
+from corpus_audit.common.jsonable import JsonRecord
 from corpus_audit.stigma.stats.corrections import benjamini_hochberg
 
 #: Gauss-Hermite nodes per group of :func:`mixed_logit`'s adaptive quadrature (lme4's nAGQ; 1 would be Laplace).
@@ -17,7 +17,7 @@ QUADRATURE_NODES = 15
 
 
 @dataclass
-class MixedLogit:
+class MixedLogit(JsonRecord):
     """A binomial mixed model (logit link) with random intercepts of ``group`` and treatment-coded factors.
 
     ``effects``: one record per non-reference level of each factor: ``factor``, ``level``, ``reference``,
@@ -34,9 +34,6 @@ class MixedLogit:
     log_likelihood: float
     method: str
     warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return jsonable(self.__dict__)
 
 
 def _group_log_likelihood(beta: np.ndarray, log_sd: float, cells: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
