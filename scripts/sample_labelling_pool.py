@@ -42,6 +42,9 @@ MIN_WORDS, MAX_WORDS = 4, 80
 # The short-fragment supplement (--short): its word range and sentences per corpus.
 SHORT_WORDS = (1, 5)
 SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_en": 40, "mlma_tweets_en": 40}}
+# The second real sample (--more): sentences per corpus, and rows per label sheet.
+MORE_QUOTAS = {"en": {"civil_comments_toxic_spans_en": 400, "mlma_tweets_en": 150, "reddit_mh_27subs_en": 250}}
+MORE_CHUNK_ROWS = 200
 
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
 SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
@@ -204,12 +207,14 @@ class NearDuplicates:
         return True
 
 
-def draw(found: pd.DataFrame, lang: str, rng: np.random.Generator) -> pd.DataFrame:
-    """Per corpus in QUOTAS order, up to its quota of sentences that are not near-duplicates of one already
-    drawn, with weights by form and type (Efraimidis–Spirakis weighted sampling without replacement)."""
-    seen = NearDuplicates()
+def draw(found: pd.DataFrame, quotas: dict[str, int | None], lang: str, rng: np.random.Generator,
+         seen: NearDuplicates | None = None) -> pd.DataFrame:
+    """Per corpus in ``quotas`` order, up to its quota of sentences that are not near-duplicates of one already
+    drawn (or already in ``seen``), with weights by form and type (Efraimidis–Spirakis weighted sampling without
+    replacement)."""
+    seen = seen or NearDuplicates()
     drawn: list[pd.DataFrame] = []
-    for corpus, quota in QUOTAS[lang].items():
+    for corpus, quota in quotas.items():
         pool = found[found["corpus"] == corpus]
         weights = pool["form"].map(FORM_WEIGHT).where(~((pool["form"] == "slang") & (corpus in CLINICAL)), 1.0)
         weights = (weights * np.where(pool["illness_type"] == "mental", MENTAL_WEIGHT, 1.0)).to_numpy()
@@ -254,7 +259,7 @@ def build(corpora: Path, lang: str) -> pd.DataFrame:
     found = found.drop_duplicates("sentence").reset_index(drop=True)
     print(f"{lang}: candidate sentences per corpus and form\n"
           f"{pd.crosstab(found['corpus'], found['form'], margins=True).to_string()}\n")
-    sample = draw(found, lang, rng)
+    sample = draw(found, QUOTAS[lang], lang, rng)
     sizes = chunk_sizes(len(sample))
     doubled = double_subset(sample, sum(sizes[:DOUBLE_CHUNKS]), rng)
     sample["double_labelled"] = np.where(np.isin(np.arange(len(sample)), doubled), "yes", "no")
@@ -269,30 +274,61 @@ def build(corpora: Path, lang: str) -> pd.DataFrame:
     return sample[POOL_COLUMNS]
 
 
-def build_short(corpora: Path, lang: str, pool: pd.DataFrame) -> pd.DataFrame:
-    """The short-fragment supplement: sentences of 1 to 5 words (titles, greetings, one-line verdicts, below the
-    main pool's 4-word floor except 4-5) from documents of the train and dev splits only (the held-out set stays
-    the main pool's random sample), none from the bundled demo corpus (so the demo check stays out of sample) nor
-    near-duplicating a pooled sentence. Labelled twice, independently, like the main pool's first chunks."""
-    rng = np.random.default_rng(SEED + 1)
+def supplement_candidates(corpora: Path, lang: str, quotas: dict[str, int], words: tuple[int, int],
+                          pooled: list[pd.DataFrame]) -> tuple[pd.DataFrame, NearDuplicates]:
+    """A supplement's candidates: sentences of ``words`` words from documents of the train and dev splits only
+    (the held-out set stays the main pool's random sample), none from the bundled demo corpus (so the demo check
+    stays out of sample); and the near-duplicate filter already holding every ``pooled`` sentence."""
     patterns = load_patterns(lang)
     demo = {doc_id for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz") for doc_id, _ in read_corpus(path)}
-    found = pd.concat([candidates(corpora, corpus, lang, patterns, SHORT_WORDS) for corpus in SHORT_QUOTAS[lang]],
+    found = pd.concat([candidates(corpora, corpus, lang, patterns, words) for corpus in quotas],
                       ignore_index=True).drop_duplicates("sentence")
     found = found[~found["doc_id"].isin(demo) & (found["doc_id"].map(split_of) != "heldout")]
     seen = NearDuplicates()
-    for sentence in pool["sentence"]:
-        seen.add(sentence)
+    for pool in pooled:
+        for sentence in pool["sentence"]:
+            seen.add(sentence)
+    return found, seen
+
+
+def number_supplement(sample: pd.DataFrame, lang: str, pooled: list[pd.DataFrame], chunk_rows: int,
+                      double_chunks: int) -> pd.DataFrame:
+    """uids and chunks continuing the pooled ones; the first ``double_chunks`` chunks are labelled twice."""
+    everything = pd.concat(pooled, ignore_index=True)
+    first = int(everything["uid"].str.split("-").str[-1].astype(int).max()) + 1
+    chunk = int(everything["chunk"].str.split("_").str[-1].astype(int).max()) + 1
+    count = max(1, math.ceil(len(sample) / chunk_rows))
+    sizes = [len(part) for part in np.array_split(np.arange(len(sample)), count)]
+    chunks = np.repeat([f"pool_{lang}_{n:02d}" for n in range(chunk, chunk + count)], sizes)
+    doubled = np.repeat([index < double_chunks for index in range(count)], sizes)
+    return sample.assign(uid=[f"{lang}-{index:05d}" for index in range(first, first + len(sample))],
+                         lang=lang, licence=sample["corpus"].map(LICENCES), split=sample["doc_id"].map(split_of),
+                         double_labelled=np.where(doubled, "yes", "no"), chunk=chunks)[POOL_COLUMNS]
+
+
+def build_short(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataFrame:
+    """The short-fragment supplement: sentences of 1 to 5 words (titles, greetings, one-line verdicts, below the
+    main pool's 4-word floor except 4-5), drawn at random per corpus (``supplement_candidates``). Labelled twice,
+    independently, like the main pool's first chunks."""
+    rng = np.random.default_rng(SEED + 1)
+    found, seen = supplement_candidates(corpora, lang, SHORT_QUOTAS[lang], SHORT_WORDS, pooled)
     drawn = []
     for corpus, quota in SHORT_QUOTAS[lang].items():
         ordered = found[found["corpus"] == corpus].sample(frac=1.0, random_state=rng)
         drawn.append(ordered[[seen.add(sentence) for sentence in ordered["sentence"]]].head(quota))
     sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
-    first = int(pool["uid"].str.split("-").str[-1].astype(int).max()) + 1
-    chunk = int(pool["chunk"].str.split("_").str[-1].astype(int).max()) + 1
-    return sample.assign(uid=[f"{lang}-{index:05d}" for index in range(first, first + len(sample))],
-                         lang=lang, licence=sample["corpus"].map(LICENCES), split=sample["doc_id"].map(split_of),
-                         double_labelled="yes", chunk=f"pool_{lang}_{chunk:02d}")[POOL_COLUMNS]
+    return number_supplement(sample, lang, pooled, len(sample), 1)
+
+
+def build_more(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataFrame:
+    """The second real sample: more sentences of the main pool's length from the social-text corpora and Reddit,
+    drawn as the main pool is (weights by form and type, ``draw``) from what ``supplement_candidates`` leaves.
+    One chunk is labelled twice, independently."""
+    rng = np.random.default_rng(SEED + 2)
+    found, seen = supplement_candidates(corpora, lang, MORE_QUOTAS[lang], (MIN_WORDS, MAX_WORDS), pooled)
+    sample = draw(found, MORE_QUOTAS[lang], lang, rng, seen)
+    sample = sample.sample(frac=1.0, random_state=rng).reset_index(drop=True)
+    return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)
 
 
 def summarise(pool: pd.DataFrame) -> str:
@@ -308,15 +344,25 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "labelled")
     parser.add_argument("--sheets", type=Path, help="also write the label sheets pool_LANG_NN.csv here")
     parser.add_argument("--lang", choices=sorted(QUOTAS), action="append")
-    parser.add_argument("--short", action="store_true",
-                        help="draw the short-fragment supplement pool_LANG_short.csv (needs pool_LANG.csv in --out)")
+    supplements = parser.add_mutually_exclusive_group()
+    supplements.add_argument("--short", action="store_true", help="draw the short-fragment supplement "
+                             "pool_LANG_short.csv (needs pool_LANG.csv in --out)")
+    supplements.add_argument("--more", action="store_true", help="draw the second real sample pool_LANG_more.csv "
+                             "(needs pool_LANG.csv and pool_LANG_short.csv in --out)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
+
+        def pooled(*names: str) -> list[pd.DataFrame]:
+            return [pd.read_csv(args.out / f"pool_{lang}{name}.csv", dtype=str, keep_default_na=False)
+                    for name in names]
+
         if args.short:
-            pool = build_short(args.corpora, lang, pd.read_csv(args.out / f"pool_{lang}.csv", dtype=str,
-                                                               keep_default_na=False))
+            pool = build_short(args.corpora, lang, pooled(""))
             pool.to_csv(args.out / f"pool_{lang}_short.csv", index=False)
+        elif args.more:
+            pool = build_more(args.corpora, lang, pooled("", "_short"))
+            pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
         else:
             pool = build(args.corpora, lang)
             pool.to_csv(args.out / f"pool_{lang}.csv", index=False)
