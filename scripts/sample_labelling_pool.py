@@ -338,6 +338,11 @@ def summarise(pool: pd.DataFrame) -> str:
     return "\n\n".join(lines)
 
 
+def read_pools(folder: Path, lang: str, *suffixes: str) -> list[pd.DataFrame]:
+    """The pools ``pool_LANG<suffix>.csv`` already drawn in ``folder``."""
+    return [pd.read_csv(folder / f"pool_{lang}{suffix}.csv", dtype=str, keep_default_na=False) for suffix in suffixes]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpora", type=Path, required=True, help="folder of the shared *.jsonl.gz corpora")
@@ -353,15 +358,11 @@ def main() -> None:
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
 
-        def pooled(*names: str) -> list[pd.DataFrame]:
-            return [pd.read_csv(args.out / f"pool_{lang}{name}.csv", dtype=str, keep_default_na=False)
-                    for name in names]
-
         if args.short:
-            pool = build_short(args.corpora, lang, pooled(""))
+            pool = build_short(args.corpora, lang, read_pools(args.out, lang, ""))
             pool.to_csv(args.out / f"pool_{lang}_short.csv", index=False)
         elif args.more:
-            pool = build_more(args.corpora, lang, pooled("", "_short"))
+            pool = build_more(args.corpora, lang, read_pools(args.out, lang, "", "_short"))
             pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
         else:
             pool = build(args.corpora, lang)
