@@ -50,10 +50,26 @@ def pool(labelled) -> pd.DataFrame:
 
 
 def main_pool(pool: pd.DataFrame, sampler) -> pd.DataFrame:
-    """The sentences of the main draw (chunks 01..), without the short-fragment supplement (``--short``)."""
-    lang = pool["lang"].iloc[0]
-    chunks = {f"pool_{lang}_{n:02d}" for n in range(1, len(sampler.chunk_sizes(sampler.TOTALS[lang])) + 1)}
-    return pool[pool["chunk"].isin(chunks)]
+    """The sentences of the main draw (chunks 01..), without the supplements (``--short``, ``--more``)."""
+    return pool[chunk_numbers(pool) <= len(sampler.chunk_sizes(sampler.TOTALS[pool["lang"].iloc[0]]))]
+
+
+def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
+    return pool["chunk"].str.rsplit("_", n=1).str[-1].astype(int)
+
+
+def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The short-fragment supplement (the chunk after the main draw's) and the second real sample (the chunks
+    after it)."""
+    short_chunk = len(sampler.chunk_sizes(sampler.TOTALS[pool["lang"].iloc[0]])) + 1
+    numbers = chunk_numbers(pool)
+    return pool[numbers == short_chunk], pool[numbers > short_chunk]
+
+
+def assert_out_of_heldout_and_demo(supplement: pd.DataFrame, lang: str) -> None:
+    assert (supplement["split"] != "heldout").all()  # the held-out set stays the main pool's random sample
+    demo = pd.read_json(ROOT / "demo" / f"reddit_sample_{lang}.jsonl.gz", lines=True, dtype={"id": str})
+    assert not supplement["doc_id"].isin(demo["id"]).any()
 
 
 def test_pool_size_and_columns(pool, sampler):
@@ -64,9 +80,9 @@ def test_pool_size_and_columns(pool, sampler):
     assert (pool["licence"] == pool["corpus"].map(sampler.LICENCES)).all()
 
 
-def test_every_document_is_in_one_split(pool):
+def test_every_document_is_in_one_split(pool, sampler):
     assert (pool.groupby(["corpus", "doc_id"])["split"].nunique() == 1).all()
-    documents = pool.drop_duplicates(["corpus", "doc_id"])["split"].value_counts(normalize=True)
+    documents = main_pool(pool, sampler).drop_duplicates(["corpus", "doc_id"])["split"].value_counts(normalize=True)
     assert documents["train"] == pytest.approx(0.6, abs=0.05)
     assert documents["dev"] == pytest.approx(0.2, abs=0.05)
     assert documents["heldout"] == pytest.approx(0.2, abs=0.05)
@@ -87,7 +103,7 @@ def test_codiesp_cases_share_their_split_across_languages():
 
 
 def test_the_short_supplement_keeps_its_promises(pool, sampler):
-    supplement = pool[~pool.index.isin(main_pool(pool, sampler).index)]
+    supplement = supplements(pool, sampler)[0]
     lang = pool["lang"].iloc[0]
     if lang not in sampler.SHORT_QUOTAS:
         assert supplement.empty
@@ -95,11 +111,24 @@ def test_the_short_supplement_keeps_its_promises(pool, sampler):
     assert 0 < len(supplement) <= sum(sampler.SHORT_QUOTAS[lang].values())
     words = supplement["sentence"].str.split().str.len()
     assert words.between(*sampler.SHORT_WORDS).all()
-    assert (supplement["split"] != "heldout").all()  # the held-out set stays the main pool's random sample
     assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
     assert set(supplement["corpus"]) <= set(sampler.SHORT_QUOTAS[lang])
-    demo = pd.read_json(ROOT / "demo" / f"reddit_sample_{lang}.jsonl.gz", lines=True, dtype={"id": str})
-    assert not supplement["doc_id"].isin(demo["id"]).any()
+    assert_out_of_heldout_and_demo(supplement, lang)
+
+
+def test_the_second_real_sample_keeps_its_promises(pool, sampler):
+    supplement = supplements(pool, sampler)[1]
+    lang = pool["lang"].iloc[0]
+    if lang not in sampler.MORE_QUOTAS:
+        assert supplement.empty
+        return
+    assert 0 < len(supplement) <= sum(sampler.MORE_QUOTAS[lang].values())
+    words = supplement["sentence"].str.split().str.len()
+    assert words.between(sampler.MIN_WORDS, sampler.MAX_WORDS).all()
+    assert set(supplement["corpus"]) <= set(sampler.MORE_QUOTAS[lang])
+    doubled = supplement[supplement["double_labelled"] == "yes"]
+    assert doubled["chunk"].nunique() == 1 and (doubled["label_1"] != "").all() and (doubled["label_2"] != "").all()
+    assert_out_of_heldout_and_demo(supplement, lang)
 
 
 def test_double_labelled_subset(pool, sampler):
