@@ -423,6 +423,14 @@ def _stigma_validity(measured: dict[str, Any] | None) -> str:
                   f"{documents['n_stigmatising']} stigmatising): ROC AUC", num(documents["auc"])),
                  (f"a supportive document ranked above a stigmatising one on the same illness type "
                   f"({documents['n_pairs']} pairs)", percent(documents["supportive_above_stigmatising"]))]
+    gate = measured.get("gate")
+    if gate:
+        gate_low, gate_high = gate["judgement_auc_ci95"]
+        rows += [(f"judgement gate on the same sentences: ROC AUC of the judgement strength, judgements about people "
+                  f"({gate['n_judgements']}) vs the rest (95% CI)",
+                  f"{num(gate['judgement_auc'])} ({num(gate_low)}–{num(gate_high)})"),
+                 ("judgement gate: category accuracy (six categories); macro-F1",
+                  f"{percent(gate['category_accuracy'])}; {num(gate['category_macro_f1'])}")]
     return (f"<p>Stigma score (the probability that a sentence stigmatises people with the illness; documents are "
             f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
             f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"

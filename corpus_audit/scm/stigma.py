@@ -27,10 +27,11 @@ from corpus_audit.scm.axes import STIGMA_CLASSES
 from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.templates import TemplateError
+from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
 
 STIGMA_FILE = "stigma_labelled.csv"
-__all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "fit_stigma_text_head", "load_stigma_data",
-           "stigma_validity"]
+__all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "fit_stigma_text_head", "gate_validity",
+           "load_stigma_data", "stigma_validity"]
 SPLITS = ("train", "dev", "heldout")
 SOURCES = ("real", "written")
 REQUIRED = ("uid", "source", "doc_id", "sentence", "matched_term", "form", "illness_type", "split", "category",
@@ -50,6 +51,8 @@ class StigmaData:
     source: np.ndarray  # str
     form: np.ndarray  # str
     path: Path
+    category: np.ndarray  # str: the gate's category of each sentence (stigma.judgement.CATEGORIES)
+    doc_id: np.ndarray  # str: the source document (real sentences; empty for written ones)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -61,7 +64,7 @@ class StigmaData:
     def subset(self, rows: np.ndarray) -> StigmaData:
         """The sentences at ``rows``."""
         return StigmaData([self.texts[i] for i in rows], self.stigmatising[rows], self.split[rows],
-                          self.source[rows], self.form[rows], self.path)
+                          self.source[rows], self.form[rows], self.path, self.category[rows], self.doc_id[rows])
 
     def rows(self, splits: tuple[str, ...], sources: tuple[str, ...] = SOURCES) -> np.ndarray:
         return np.flatnonzero(np.isin(self.split, splits) & np.isin(self.source, sources))
@@ -93,6 +96,8 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
                    if row.stigmatising not in ("yes", "no") else
                    f"split must be one of {', '.join(SPLITS)}, found {row.split!r}" if row.split not in SPLITS else
                    f"source must be real or written, found {row.source!r}" if row.source not in SOURCES else
+                   f"category must be one of {', '.join(CATEGORIES)}, found {row.category!r}"
+                   if row.category not in CATEGORIES else
                    "written sentences are never held out" if (row.source, row.split) == ("written", "heldout") else
                    "empty sentence" if not row.sentence.strip() else None)
         if problem:
@@ -100,7 +105,8 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
     masker = MentionMasker(lang)
     return StigmaData(texts=[mask_labelled(s, t, masker) for s, t in zip(table["sentence"], table["matched_term"])],
                       stigmatising=(table["stigmatising"] == "yes").to_numpy(), split=table["split"].to_numpy(),
-                      source=table["source"].to_numpy(), form=table["form"].to_numpy(), path=path)
+                      source=table["source"].to_numpy(), form=table["form"].to_numpy(), path=path,
+                      category=table["category"].to_numpy(), doc_id=table["doc_id"].to_numpy())
 
 
 def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
@@ -146,8 +152,8 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
     """The stigma score of ``axes`` on the held-out real sentences of ``lang``: ROC AUC stigmatising vs the rest
     with a document-bootstrap 95% interval, the precision of the top k, the AUC per mention form and per corpus
     (within one corpus: the pooled AUC also rewards telling a toxic-comment corpus from a support forum) where
-    there are at least ``MIN_FORM_CLASS`` sentences of each class, and the documents ranked as an audit ranks them
-    (:func:`document_ranking`)."""
+    there are at least ``MIN_FORM_CLASS`` sentences of each class, the documents ranked as an audit ranks them
+    (:func:`document_ranking`), and the judgement gate on the same sentences (:func:`gate_validity`)."""
     import pandas as pd
     from sklearn.metrics import roc_auc_score
 
@@ -159,7 +165,7 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
     texts = [data.texts[i] for i in rows]
     score = axes.stigma_score(encode(texts), texts)
     truth = data.stigmatising[rows]
-    auc, low, high = bootstrap_auc(truth, score, groups=table["doc_id"].to_numpy()[rows])
+    auc, low, high = bootstrap_auc(truth, score, groups=data.doc_id[rows])
     order = np.argsort(-score, kind="stable")
     def by(values: np.ndarray) -> dict[str, dict[str, Any]]:
         result = {}
@@ -180,7 +186,30 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
         "forms": by(data.form[rows]),
         "corpora": by(table["corpus"].to_numpy()[rows]),
         "documents": document_ranking(table.iloc[rows].assign(stigma=score)),
+        "gate": gate_validity(encode, axes, data),
     }
+
+
+def gate_validity(encode, axes, data: StigmaData) -> dict[str, Any]:
+    """The judgement gate of ``axes`` on the held-out real sentences of ``data`` (their labelled categories):
+    ROC AUC of the judgement strength, judgements about people vs every other category, with a document-bootstrap
+    95% interval; the accuracy and macro-F1 of the most probable category; and the counts per category."""
+    from sklearn.metrics import f1_score
+
+    rows = data.rows(("heldout",), ("real",))
+    texts = [data.texts[i] for i in rows]
+    probabilities = axes.judgement_["gate"].predict_proba(encode(texts))
+    truth = np.array([CATEGORIES.index(category) for category in data.category[rows]])
+    is_judgement = truth == CATEGORIES.index(JUDGEMENT)
+    auc, low, high = bootstrap_auc(is_judgement, probabilities[:, CATEGORIES.index(JUDGEMENT)],
+                                   groups=data.doc_id[rows])
+    predicted = probabilities.argmax(axis=1)
+    return {"n": len(rows), "n_judgements": int(is_judgement.sum()),
+            "categories": {name: int((truth == index).sum()) for index, name in enumerate(CATEGORIES)},
+            "judgement_auc": auc, "judgement_auc_ci95": [low, high],
+            "category_accuracy": float((predicted == truth).mean()),
+            "category_macro_f1": float(f1_score(truth, predicted, labels=range(len(CATEGORIES)), average="macro",
+                                                zero_division=0))}
 
 
 def document_ranking(sentences) -> dict[str, Any]:
@@ -219,7 +248,16 @@ def format_stigma(result: dict[str, Any]) -> str:
             + ", ".join(f"{k} {value:.2f}" for k, value in result["precision_at"].items())
             + f" (base rate {result['base_rate']:.2f})" + (f"; AUC by mention form: {forms}" if forms else "")
             + (f"; AUC within one corpus: {corpora}" if corpora else "")
-            + _format_documents(result["documents"]))
+            + _format_documents(result["documents"]) + _format_gate(result.get("gate")))
+
+
+def _format_gate(gate: dict[str, Any] | None) -> str:
+    if not gate:
+        return ""
+    low, high = gate["judgement_auc_ci95"]
+    return (f"; the judgement gate on the same sentences ({gate['n_judgements']} judgements about people): AUC "
+            f"{gate['judgement_auc']:.3f} (95% CI {low:.3f}-{high:.3f}), category accuracy "
+            f"{gate['category_accuracy']:.3f}, macro-F1 {gate['category_macro_f1']:.3f}")
 
 
 def _format_documents(documents: dict[str, Any]) -> str:

@@ -121,6 +121,8 @@ def test_the_validity_section_shows_the_stigma_score_or_says_it_is_unmeasured():
     shown = _stigma_validity(record["stigma"])
     assert f"{record['stigma']['auc']:.3f}" in shown and "held-out real sentences" in shown
     assert "precision of the top 20" in shown and "within the corpus" in shown
+    gate = record["stigma"]["gate"]  # the gate on the same held-out sentences, shown beside the stigma score
+    assert f"judgements about people ({gate['n_judgements']})" in shown and f"{gate['judgement_auc']:.3f}" in shown
     assert "not measured on held-out real sentences" in _stigma_validity(None)
 
 

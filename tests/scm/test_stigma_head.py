@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import f1_score, roc_auc_score
 
 from corpus_audit.scm.axes import STIGMA_CLASSES, AxesFileError, SCMAxes
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
@@ -16,7 +16,7 @@ from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, fit_stigma_text_head,
                                      format_stigma, load_stigma_data, stigma_validity)
 from corpus_audit.scm.templates import TemplateError
-from corpus_audit.stigma.judgement import CATEGORIES
+from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
 
 # Fixture sentences written for these tests (hashing features make their words the signal).
 STIGMATISING = ["Those {m} are violent and belong locked away.", "Every {m} is a lazy burden on us all.",
@@ -71,6 +71,7 @@ def test_sentences_are_masked_at_the_labelled_mention_and_every_lexicon_mention(
     ("stigmatising", "maybe", "stigmatising must be yes or no"),
     ("split", "test", "split must be one of train, dev, heldout"),
     ("source", "written", "written sentences are never held out"),
+    ("category", "opinion", "category must be one of judgement"),
 ])
 def test_a_bad_row_names_its_file_and_line(tmp_path, column, value, message):
     table = fixture_rows()
@@ -157,6 +158,24 @@ def test_validity_on_held_out_real_sentences(labelled):
     line = format_stigma(result)  # as `corpus-audit axes evaluate` and the build script print it
     assert f"AUC {result['auc']:.3f}" in line and f"{result['n']} held-out real sentences" in line
     assert "AUC within one corpus: c " in line and "documents ranked by their most stigmatising sentence" in line
+    assert "the judgement gate on the same sentences" in line
+
+
+def test_the_gate_is_measured_on_the_held_out_categories(labelled):
+    X = encode(labelled.texts)
+    axes = judging_axes(X, labelled.stigmatising, fit_stigma_head(X, labelled, labelled.rows(("train", "dev")), 1.0))
+    gate = stigma_validity(encode, axes, "en", labelled)["gate"]
+    held = labelled.rows(("heldout",), ("real",))
+    probabilities = axes.judgement_["gate"].predict_proba(X[held])
+    truth = np.array([CATEGORIES.index(category) for category in labelled.category[held]])
+    judgement = CATEGORIES.index(JUDGEMENT)
+    assert gate["n"] == len(held) and gate["n_judgements"] == int((truth == judgement).sum())
+    assert gate["categories"]["information"] == int((truth == CATEGORIES.index("information")).sum())
+    assert gate["judgement_auc"] == pytest.approx(roc_auc_score(truth == judgement, probabilities[:, judgement]))
+    assert gate["judgement_auc_ci95"][0] <= gate["judgement_auc"] <= gate["judgement_auc_ci95"][1]
+    assert gate["category_accuracy"] == pytest.approx((probabilities.argmax(axis=1) == truth).mean())
+    assert gate["category_macro_f1"] == pytest.approx(
+        f1_score(truth, probabilities.argmax(axis=1), labels=range(len(CATEGORIES)), average="macro", zero_division=0))
 
 
 def test_bootstrap_interval_brackets_the_auc_and_narrows_with_data():
