@@ -24,7 +24,7 @@ from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
 from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.log import to_stderr
-from corpus_audit.common.resources import sha256_file
+from corpus_audit.common.resources import sha256_bytes, sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
 from corpus_audit.probe.folder import (FIGURE_FORMATS, FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
                                        ProbeSummary)
@@ -129,8 +129,9 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
         score_inputs = {"model": [options.model, model_identity(options.model)], "metric": options.metric,
                         "questionnaire": [sha256_file(path) for path in questionnaire.files()],
                         "lexicon": sha256_file(lexicon), "period": options.period, "illnesses": options.illnesses,
-                        "lang": options.lang}
-        carrier_key = sha256_file(questionnaire.carriers_file()) if carriers is not None else None
+                        "lang": options.lang, "sentences": _digest(table)}
+        # the sentences' digest: how the files become sentences (e.g. a name's non-defining clause) is code
+        carrier_key = [sha256_file(questionnaire.carriers_file()), _digest(carriers)] if carriers is not None else None
         baseline_inputs = {**score_inputs, "carriers": carrier_key}
         null_inputs = {**baseline_inputs, "null_models": options.null_models}
         report_inputs = {**null_inputs, "method": options.method, "scope": options.scope, "reduce": options.reduce,
@@ -183,6 +184,10 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
         summary = _report(scored, baselines, nulls, folder, options, model_id, questionnaire.folder, seconds, log)
         checkpoints.mark("report", report_inputs, *report_outputs)
     return summary
+
+
+def _digest(table: pd.DataFrame) -> str:
+    return sha256_bytes("\n".join(table["sentence"]).encode("utf-8"))
 
 
 def _score(table: pd.DataFrame, parts: PLLParts, load: Callable[[], MaskedLM], options: AQ27Options,

@@ -44,6 +44,10 @@ ARTICLES = {"en": ("a", "an", "the"), "es": ("un", "una", "el", "la", "los", "la
 #: Spanish contractions a filled item may need ("a el" -> "al").
 _CONTRACTIONS = {"es": ((re.compile(r"\ba el\b"), "al"), (re.compile(r"\bde el\b"), "del"))}
 _AGREEMENT = re.compile(r"\{([^|{}]*)\|([^|{}]*)\}")
+#: Relative pronouns that open the clause of the illness's slot ("[noun phrase] who has <mask>"). After a name that
+#: clause is non-defining, set off by commas ("James, who has asthma, ..."): the seed paper's Table 3 transforms it
+#: so, the defining clause being ungrammatical after a name.
+RELATIVE_PRONOUNS = {"en": ("who",), "es": ("que",)}
 
 
 class QuestionnaireError(UserError, ValueError):
@@ -197,6 +201,21 @@ def load_questionnaire(lang: str, folder: str | Path | None = None, lexicon: str
                          _illnesses(folder / "illnesses.csv", lang, Path(lexicon) if lexicon else None), carriers)
 
 
+def non_defining(text: str, lang: str) -> str:
+    """``text`` with the relative clause of the slot after ``[noun phrase]`` set off by commas, closed by a second
+    comma when the sentence goes on after the slot: "[noun phrase], who has <mask>, would terrify me." Texts
+    without such a clause are returned as they are."""
+    pronouns = RELATIVE_PRONOUNS.get(lang)
+    if not pronouns:
+        return text
+    clause = re.search(rf"{re.escape(NOUN_PHRASE)} ((?:{'|'.join(pronouns)}) [^<,.;:]*{re.escape(MASK)})", text)
+    if clause is None:
+        return text
+    rest = text[clause.end():]
+    closing = "," if re.match(r"\s+\w", rest) else ""
+    return f"{text[:clause.start()]}{NOUN_PHRASE}, {clause.group(1)}{closing}{rest}"
+
+
 def _fill(text: str, noun_phrase: NounPhrase, lang: str) -> str:
     text = _AGREEMENT.sub(lambda match: match.group(2 if noun_phrase.gender == "f" else 1), text)
     text = text.replace(NOUN_PHRASE, noun_phrase.text)
@@ -209,8 +228,10 @@ def fill(item: Item, noun_phrase: NounPhrase, illness: Illness, lang: str, perio
          ) -> tuple[str, int, int]:
     """The filled sentence and the characters [start, end) of the illness phrase in it.
 
-    ``period``: end the sentence with a full stop (items are written with one; without, it is dropped)."""
-    before, after = (_fill(part, noun_phrase, lang) for part in item.text.split(MASK))
+    ``period``: end the sentence with a full stop (items are written with one; without, it is dropped). A name
+    takes the relative clause as a non-defining one (:func:`non_defining`)."""
+    text = non_defining(item.text, lang) if noun_phrase.kind == "name" else item.text
+    before, after = (_fill(part, noun_phrase, lang) for part in text.split(MASK))
     if not period:
         after = after.rstrip().removesuffix(".")
     sentence = before + illness.phrase + after
