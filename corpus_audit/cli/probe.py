@@ -5,6 +5,8 @@ through an OpenAI-compatible endpoint) and ``link`` (a probe beside the audits o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from corpus_audit.cli.errors import reports_errors
@@ -14,7 +16,12 @@ from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
 from corpus_audit.probe.aq27 import METHODS as AQ27_METHODS
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS
+from corpus_audit.probe.folder import ProbeOptionsError
 from corpus_audit.probe.valence import METHODS
+
+if TYPE_CHECKING:
+    from corpus_audit.probe.folder import ProbeSummary
+    from corpus_audit.probe.run import Probe
 
 MODEL_HELP = ("Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the hub or its "
               "local cache) or a local folder saved with save_pretrained. Safetensors weights only: pickled "
@@ -142,10 +149,9 @@ def aq27_command(outdir: str, **settings: object) -> None:
     noun phrase. Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness scores and
     report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.aq27 import AQ27Options, run_aq27
+    from corpus_audit.probe.aq27 import AQ27Probe
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_aq27(AQ27Options(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
+    summary = _run_probe(AQ27Probe, outdir, settings)
     results = summary.results
     p_name = "p_holm" if results["method"] == "controlled" else "p_bonferroni"
     click.echo(f"{results['counts']['prompts']} prompts, method {results['method']}")
@@ -200,10 +206,9 @@ def gender_command(outdir: str, **settings: object) -> None:
     mental and non-mental diagnoses? Probabilities of female, male and unspecified fills, paired t-tests F vs M per
     set, disparity mental vs non-mental, Cohen's d, Bonferroni, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.gender import GenderOptions, run_gender
+    from corpus_audit.probe.gender import GenderProbe
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_gender(GenderOptions(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
+    summary = _run_probe(GenderProbe, outdir, settings)
     for record in summary.results["paired"]:
         if record["part"] == "all":
             click.echo(f"{record['family']:<14} {record['diagnosis_type']:<10} P(female) "
@@ -241,11 +246,9 @@ def social_distance_command(outdir: str, **settings: object) -> None:
     of each prompt, labelled by valence; P(negative) per condition; stigmatised vs not, per template and overall;
     figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.social_distance import SocialDistanceOptions, run_social_distance
+    from corpus_audit.probe.social_distance import SocialDistanceProbe
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_social_distance(SocialDistanceOptions(**settings), outdir, log=log,  # type: ignore[arg-type]
-                                  progress=progress)
+    summary = _run_probe(SocialDistanceProbe, outdir, settings)
     results = summary.results
     overall = results["comparisons"]["all"]
     click.echo(f"P(negative): stigmatised {_number(overall['mean_a'], '.3f')}, not {_number(overall['mean_b'], '.3f')}"
@@ -274,9 +277,9 @@ def sentiment_command(outdir: str, **settings: object) -> None:
     """Sentiment classifier on "They are people who have [are] CONDITION." (Mei et al. 2023): share of negative labels
     per condition, stigmatised vs not, and the correlation with a Social Distance probe. See docs/probe.md.
     """
-    from corpus_audit.probe.sentiment import SentimentOptions, run_sentiment
+    from corpus_audit.probe.sentiment import SentimentProbe
 
-    summary = run_sentiment(SentimentOptions(**settings), outdir, log=log)  # type: ignore[arg-type]
+    summary = _run_probe(SentimentProbe, outdir, settings)
     comparison = summary.results["comparison"]
     click.echo(f"share of negative labels: stigmatised {_number(comparison['mean_a'], '.3f')}, not "
                f"{_number(comparison['mean_b'], '.3f')}")
@@ -355,20 +358,27 @@ def contextual_command(outdir: str, **settings: object) -> None:
     ratios vs healthy from a binomial mixed model (scenario random), the strategy prompt as a second factor, the
     explicit AQ-27 beside it, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.contextual import ContextualOptions, run_contextual
+    from corpus_audit.probe.contextual import ContextualProbe
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    try:
-        options = ContextualOptions(**settings)  # type: ignore[arg-type]
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
-    summary = run_contextual(options, outdir, log=log, progress=progress)
+    summary = _run_probe(ContextualProbe, outdir, settings)
     for effect in summary.results["by_category"]["effects"]:
         low, high = effect["odds_ratio_ci"] or (None, None)
         click.echo(f"{effect['factor']} {effect['level']:<14} OR {_number(effect['odds_ratio'], '.2f')} "
                    f"[{_number(low, '.2f')}, {_number(high, '.2f')}], p_BH = {_number(effect['p_bh'], '.3g')}")
     requests = summary.results["requests"]
     click.echo(f"requests: {requests['sent']} sent this run, {requests['reused']} reused; wrote {outdir}/report.html")
+
+
+def _run_probe(probe: type[Probe[Any]], outdir: str, settings: dict[str, Any]) -> ProbeSummary:
+    """Run ``probe`` with the command's options: options that do not go together are a usage error (exit 2), as
+    click's own checks."""
+    from corpus_audit.probe.run import run_probe
+
+    progress = show_progress(settings.pop("progress", False))
+    try:
+        return run_probe(probe(probe.options_type(**settings)), outdir, log=log, progress=progress)
+    except ProbeOptionsError as error:
+        raise click.UsageError(str(error)) from None
 
 
 def _number(value: float | None, spec: str) -> str:

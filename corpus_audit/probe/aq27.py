@@ -14,23 +14,19 @@ reruns the report stage alone. Where the work runs (device, tokens per pass) is 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
-from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
-from corpus_audit.common.checkpoints import Checkpoints
-from corpus_audit.common.log import to_stderr
+from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.resources import sha256_bytes, sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
-from corpus_audit.probe.folder import (FIGURE_FORMATS, FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
-                                       ProbeSummary)
+from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
 from corpus_audit.probe.parts import PLLParts
 from corpus_audit.probe.pll import MAX_TOKENS, METRICS, MaskedLM
 from corpus_audit.probe.questionnaire import QuestionnaireError, in_vocabulary, load_questionnaire, prompts
+from corpus_audit.probe.run import Probe, ProbeRun
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -90,22 +86,52 @@ class AQ27Options:
         return f"PLL ({'sentence' if self.scope == 'sentence' else 'illness pieces'}, {self.reduce})"
 
 
-def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None] = to_stderr,
-             progress: bool = False) -> ProbeSummary:
-    """Run (or resume) the AQ-27 probe of ``options.model`` into ``outdir``; return its summary."""
-    from corpus_audit.embed import model_identity  # names a local folder's weights by their files
+class AQ27Probe(Probe[AQ27Options]):
+    """The AQ-27 put to a masked language model (module docstring): stages score, baseline (the carriers), null
+    (the random copies), then the report."""
 
-    folder = ProbeFolder(check_output_location(outdir))
-    questionnaire = load_questionnaire(options.lang, options.questionnaire, options.lexicon)
-    lexicon = Path(options.lexicon) if options.lexicon else default_lexicon_path(options.lang)
-    controlled = options.method == "controlled"
-    if controlled and not questionnaire.carriers:
-        raise QuestionnaireError(f"{questionnaire.carriers_file()}: missing; --method controlled needs the neutral "
-                                 "carrier sentences (copy the bundled one) or use --method paper")
-    with folder_lock(folder.path):
-        remove_temporaries(folder.path)
-        checkpoints = Checkpoints(folder.checkpoints, log)
-        seconds: dict[str, float] = {}
+    options_type = AQ27Options
+    name = "aq27"
+    title = "AQ-27 probe"
+    figures: ClassVar[dict[str, str]] = {
+        "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per "
+                    "AQ-27 dimension (the seed paper's Figure 1).",
+        "differences": "Mean score difference, mental - physical, per AQ-27 dimension, with 95% bootstrap CIs over "
+                       "the illnesses (--method paper: over the item x noun phrase pairs) and the corrected "
+                       "significance (the seed paper's Figure 2); above 0: the items make a mental illness more "
+                       "likely.",
+    }
+
+    def prepare(self) -> None:
+        options = self.options
+        self.questionnaire = load_questionnaire(options.lang, options.questionnaire, options.lexicon)
+        self.lexicon = Path(options.lexicon) if options.lexicon else default_lexicon_path(options.lang)
+        if options.method == "controlled" and not self.questionnaire.carriers:
+            raise QuestionnaireError(f"{self.questionnaire.carriers_file()}: missing; --method controlled needs the "
+                                     "neutral carrier sentences (copy the bundled one) or use --method paper")
+
+    @classmethod
+    def header(cls, summary: ProbeSummary) -> str:
+        from corpus_audit.probe.report import aq27_header
+
+        return aq27_header(summary)
+
+    @classmethod
+    def section(cls, summary: ProbeSummary) -> str:
+        from corpus_audit.probe.report import aq27_section
+
+        return aq27_section(summary)
+
+    @classmethod
+    def closing_section(cls, summary: ProbeSummary) -> str:
+        from corpus_audit.probe.report import aq27_illnesses
+
+        return aq27_illnesses(summary)
+
+    def stages(self, run: ProbeRun) -> ProbeSummary:
+        from corpus_audit.embed import model_identity  # names a local folder's weights by their files
+
+        options, folder, questionnaire, log = self.options, run.folder, self.questionnaire, run.log
         model: MaskedLM | None = None  # loaded when a chunk must be scored or the vocabulary is needed
 
         def load() -> MaskedLM:
@@ -128,62 +154,71 @@ def run_aq27(options: AQ27Options, outdir: str | Path, log: Callable[[str], None
         carriers = prompts(questionnaire, options.period, carriers=True) if questionnaire.carriers else None
         score_inputs = {"model": [options.model, model_identity(options.model)], "metric": options.metric,
                         "questionnaire": [sha256_file(path) for path in questionnaire.files()],
-                        "lexicon": sha256_file(lexicon), "period": options.period, "illnesses": options.illnesses,
-                        "lang": options.lang, "sentences": _digest(table)}
+                        "lexicon": sha256_file(self.lexicon), "period": options.period,
+                        "illnesses": options.illnesses, "lang": options.lang, "sentences": _digest(table)}
         # the sentences' digest: how the files become sentences (e.g. a name's non-defining clause) is code
-        carrier_key = [sha256_file(questionnaire.carriers_file()), _digest(carriers)] if carriers is not None else None
+        carrier_key = [sha256_file(questionnaire.carriers_file()), _digest(carriers)] if carriers is not None \
+            else None
         baseline_inputs = {**score_inputs, "carriers": carrier_key}
         null_inputs = {**baseline_inputs, "null_models": options.null_models}
         report_inputs = {**null_inputs, "method": options.method, "scope": options.scope, "reduce": options.reduce,
-                         "n_boot": options.n_boot, "permutations": options.permutations, "seed": options.seed,
-                         "version": __version__}
-        # report.html is a view of these (``link`` adds a section to it): not a checkpointed output
-        report_outputs = [folder.summary, folder.dimensions, folder.illnesses,
-                          *(folder.figure(stem, fmt) for stem in FIGURES for fmt in FIGURE_FORMATS)]
-        ran = False
-
-        def stage(name: str, inputs: dict[str, Any], output: Path, work: Callable[[], pd.DataFrame]
-                  ) -> pd.DataFrame:
-            import pandas as pd
-
-            nonlocal ran
-            reason = checkpoints.fresh(name, inputs, output)
-            if reason is None:
-                log(f"{name}: up to date, skipped")
-                return pd.read_parquet(output)
-            log(f"{name}: {reason}")
-            started = time.perf_counter()
-            result = work()
-            with atomic_path(output) as tmp:
-                result.to_parquet(tmp, index=False)
-            checkpoints.mark(name, inputs, output)
-            seconds[name] = time.perf_counter() - started
-            ran = True
-            return result
-
+                         "n_boot": options.n_boot, "permutations": options.permutations, "seed": options.seed}
         model_ids: list[str] = []
 
         def score_prompts() -> pd.DataFrame:
             scored, model_id = _score(table, PLLParts(folder.score_parts, score_inputs), load, options, log,
-                                      progress)
+                                      run.progress)
             model_ids.append(model_id)
             return scored
 
-        scored = stage("score", score_inputs, folder.scores, score_prompts)
-        baselines = stage("baseline", baseline_inputs, folder.baselines, lambda: _score(
-            carriers, PLLParts(folder.baseline_parts, baseline_inputs), load, options, log, progress)[0]) \
+        scored = run.table_stage("score", score_inputs, folder.scores, score_prompts)
+        baselines = run.table_stage("baseline", baseline_inputs, folder.baselines, lambda: _score(
+            carriers, PLLParts(folder.baseline_parts, baseline_inputs), load, options, log, run.progress)[0]) \
             if carriers is not None else None
-        nulls = stage("null", null_inputs, folder.null_scores, lambda: _score_null(
-            table, carriers, folder, null_inputs, load, options, log, progress)) if options.null_models else None
-        if not ran:
-            from corpus_audit.probe.report import report_up_to_date
+        nulls = run.table_stage("null", null_inputs, folder.null_scores, lambda: _score_null(
+            table, carriers, folder, null_inputs, load, options, log, run.progress)) if options.null_models else None
+        # report.html is a view of these (``link`` adds a section to it): not a checkpointed output
+        report_outputs = [folder.dimensions, folder.illnesses, *self.figure_files(folder)]
+        return run.report(report_inputs, report_outputs, lambda: self._results(
+            scored, baselines, nulls, folder, model_ids[0] if model_ids else folder.previous_model_id(options.model)))
 
-            if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
-                return done
-        model_id = model_ids[0] if model_ids else folder.previous_model_id(options.model)
-        summary = _report(scored, baselines, nulls, folder, options, model_id, questionnaire.folder, seconds, log)
-        checkpoints.mark("report", report_inputs, *report_outputs)
-    return summary
+    def _results(self, scored: pd.DataFrame, baselines: pd.DataFrame | None, nulls: pd.DataFrame | None,
+                 folder: ProbeFolder, model_id: str) -> ProbeSummary:
+        """The statistics (and the same of every null copy), tables and figures; the summary."""
+        import pandas as pd
+
+        from corpus_audit.probe.analysis import add_null_check, analyse_method, method_scores, verdict
+        from corpus_audit.probe.figures import write_probe_figures
+
+        options = self.options
+        method = options.method
+        scores = method_scores(scored, baselines, method, options.scope, options.reduce)  # type: ignore[arg-type]
+        results = analyse_method(scores, method, options.n_boot, options.permutations, options.seed)
+        copies = []
+        if nulls is not None:
+            for _, copy in nulls.groupby("null_model", sort=True):
+                items = copy[copy["kind"] == "item"].drop(columns=["kind", "null_model"])
+                carriers = copy[copy["kind"] == "carrier"].drop(columns=["kind", "null_model"])
+                copy_scores = method_scores(items, carriers, method, options.scope,  # type: ignore[arg-type]
+                                            options.reduce)  # type: ignore[arg-type]
+                copies.append(analyse_method(copy_scores, method, options.n_boot, options.permutations,
+                                             options.seed))
+        add_null_check(results, copies)
+        results["verdict"] = verdict(results)
+        for path, records in ((folder.dimensions, results["dimensions"]), (folder.illnesses, results["illnesses"])):
+            with atomic_path(path) as tmp:
+                pd.DataFrame(records).to_csv(tmp, index=False)
+        results["counts"] = {
+            "prompts": int(len(scored)), "distinct_sentences": int(scored["sentence"].nunique()),
+            "items": int(scored["item"].nunique()), "noun_phrases": int(scored["noun_phrase"].nunique()),
+            "carriers": int(baselines["item"].nunique()) if baselines is not None else 0,
+            "illnesses": {group: int(scored.loc[scored["illness_type"] == group, "illness"].nunique())
+                          for group in ("mental", "physical")},
+            "mean_tokens": {group: float(scored.loc[scored["illness_type"] == group,
+                                                    f"n_tokens_{options.scope}"].mean())
+                            for group in ("mental", "physical")}}
+        write_probe_figures(folder, scores, results["dimensions"], options.score_label())
+        return self.summary(model_id, results, questionnaire=str(self.questionnaire.folder))
 
 
 def _digest(table: pd.DataFrame) -> str:
@@ -224,50 +259,3 @@ def _score_null(table: pd.DataFrame, carriers: pd.DataFrame | None, folder: Prob
             scored, _ = _score(prompts_table, parts, copy, options, log, progress)
             frames.append(scored.assign(kind=kind, null_model=seed))
     return pd.concat(frames, ignore_index=True)
-
-
-def _report(scored: pd.DataFrame, baselines: pd.DataFrame | None, nulls: pd.DataFrame | None, folder: ProbeFolder,
-            options: AQ27Options, model_id: str, questionnaire: Path, seconds: dict[str, float],
-            log: Callable[[str], None]) -> ProbeSummary:
-    """The statistics (and the same of every null copy), tables, figures, summary.json and report.html."""
-    import pandas as pd
-
-    from corpus_audit.probe.analysis import add_null_check, analyse_method, method_scores, verdict
-    from corpus_audit.probe.figures import write_probe_figures
-    from corpus_audit.probe.report import write_report
-
-    started = time.perf_counter()
-    folder.remove_link(log)
-    method = options.method
-    scores = method_scores(scored, baselines, method, options.scope, options.reduce)  # type: ignore[arg-type]
-    results = analyse_method(scores, method, options.n_boot, options.permutations, options.seed)
-    if nulls is not None:
-        copies = []
-        for _, copy in nulls.groupby("null_model", sort=True):
-            items = copy[copy["kind"] == "item"].drop(columns=["kind", "null_model"])
-            carriers = copy[copy["kind"] == "carrier"].drop(columns=["kind", "null_model"])
-            copy_scores = method_scores(items, carriers, method, options.scope, options.reduce)  # type: ignore[arg-type]
-            copies.append(analyse_method(copy_scores, method, options.n_boot, options.permutations, options.seed))
-        add_null_check(results, copies)
-    else:
-        add_null_check(results, [])
-    results["verdict"] = verdict(results)
-    for path, records in ((folder.dimensions, results["dimensions"]), (folder.illnesses, results["illnesses"])):
-        with atomic_path(path) as tmp:
-            pd.DataFrame(records).to_csv(tmp, index=False)
-    results["counts"] = {"prompts": int(len(scored)), "distinct_sentences": int(scored["sentence"].nunique()),
-                         "items": int(scored["item"].nunique()), "noun_phrases": int(scored["noun_phrase"].nunique()),
-                         "carriers": int(baselines["item"].nunique()) if baselines is not None else 0,
-                         "illnesses": {group: int(scored.loc[scored["illness_type"] == group, "illness"].nunique())
-                                       for group in ("mental", "physical")},
-                         "mean_tokens": {group: float(scored.loc[scored["illness_type"] == group,
-                                                                 f"n_tokens_{options.scope}"].mean())
-                                         for group in ("mental", "physical")}}
-    write_probe_figures(folder, scores, results["dimensions"], options.score_label())
-    seconds["report"] = time.perf_counter() - started
-    recorded = {name: value for name, value in asdict(options).items() if name not in RUN_OPTIONS}
-    summary = ProbeSummary("aq27", model_id, options.lang, {**recorded, "questionnaire": str(questionnaire)},
-                           results, __version__, seconds)
-    folder.write_summary(summary)
-    write_report(folder)
-    return summary

@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.atomic import atomic_path
-from corpus_audit.common.checkpoints import Checkpoints
 from corpus_audit.common.html import BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, table
 from corpus_audit.probe.analysis import stars
 from corpus_audit.probe.scenarios import TYPES
-from corpus_audit.probe.folder import LINK_CAPTION, LINK_FIGURE, PROBE_FIGURES, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import LINK_CAPTION, LINK_FIGURE, ProbeFolder, ProbeSummary
 
 #: The shared base style, then the probe's own rule (the link's verdict box).
 _STYLE = BASE_STYLE + """.verdict { background: #eef4fb; border-left: 4px solid #3b73b9; padding: 0.6rem 1rem; }
@@ -39,21 +38,17 @@ def figure(path: Path, caption: str) -> str:
     return f"<figure>{embedded_png(path, caption)}<figcaption>{esc(caption)}</figcaption></figure>"
 
 
-TITLES = {"aq27": "AQ-27 probe", "gender": "Gendered fill-mask probe (Lin et al. 2022)",
-          "social-distance": "Social Distance probe (Mei et al. 2023)",
-          "sentiment": "Sentiment-classifier probe (Mei et al. 2023)",
-          "contextual": "Contextual-judgement probe (Wang et al. 2026)"}
+def header(summary: ProbeSummary, title: str) -> str:
+    """The report's title and a line of what was probed with which options."""
+    shown = ", ".join(f"{name} {value}" for name, value in summary.options.items()
+                      if name not in ("model", "questionnaire", "endpoint"))
+    return (f"<h1>{esc(title)} of {esc(summary.model_id)}</h1>"
+            f'<p class="meta">Language {esc(summary.lang)} · {esc(shown)} · corpus-audit '
+            f"{esc(summary.package_version)}</p>")
 
 
-def _header(summary: ProbeSummary) -> str:
+def aq27_header(summary: ProbeSummary) -> str:
     options = summary.options
-    if summary.probe != "aq27":
-        shown = ", ".join(f"{name} {value}" for name, value in options.items() if name not in ("model",
-                                                                                                 "questionnaire",
-                                                                                                 "endpoint"))
-        return (f"<h1>{esc(TITLES.get(summary.probe, summary.probe))} of {esc(summary.model_id)}</h1>"
-                f'<p class="meta">Language {esc(summary.lang)} · {esc(shown)} · corpus-audit '
-                f"{esc(summary.package_version)}</p>")
     return (f"<h1>AQ-27 probe of {esc(summary.model_id)}</h1>"
             f'<p class="meta">Language {esc(summary.lang)} · method {esc(options.get("method", "paper"))} · PLL '
             f'metric {esc(options.get("metric"))} · score: '
@@ -89,7 +84,7 @@ def _null_check(results: dict[str, Any]) -> str:
                     numeric_from=1))
 
 
-def _results(summary: ProbeSummary) -> str:
+def aq27_section(summary: ProbeSummary) -> str:
     results = summary.results
     if results.get("method") == "controlled":
         return _controlled_results(summary)
@@ -164,7 +159,7 @@ def _controlled_results(summary: ProbeSummary) -> str:
             + _null_check(results))
 
 
-def _illnesses(summary: ProbeSummary) -> str:
+def aq27_illnesses(summary: ProbeSummary) -> str:
     records = sorted(summary.results.get("illnesses", []),
                      key=lambda r: -math.inf if r["mean_score"] is None else -r["mean_score"])
     rows = [(r["illness"], r["illness_type"], r["n_prompts"], num(r.get("n_pieces"), 0), num(r["mean_score"], 3),
@@ -173,7 +168,7 @@ def _illnesses(summary: ProbeSummary) -> str:
                                            "neutral baseline"], rows, numeric_from=2)
 
 
-def _gender(summary: ProbeSummary) -> str:
+def gender_section(summary: ProbeSummary) -> str:
     results = summary.results
     counts = results.get("counts", {})
     paired = [(r["family"], r["part"], r["diagnosis_type"], r["n_a"], num(r["mean_a"]), num(r["mean_b"]),
@@ -215,7 +210,7 @@ _COMPARISON_HEADERS = ["", "stigmatised", "not stigmatised", "mean (stigmatised)
                        "difference [95% CI]", "Mann-Whitney p", "p (Holm over templates)"]
 
 
-def _social_distance(summary: ProbeSummary) -> str:
+def social_distance_section(summary: ProbeSummary) -> str:
     results = summary.results
     valence, counts, above = results["valence"], results["counts"], results["above_half"]
     rows = [_comparison_row("all templates" if key == "all" else f"template {key}", c)
@@ -243,7 +238,7 @@ def _social_distance(summary: ProbeSummary) -> str:
                     [(r["condition"], r["stigmatized"], num(r["p_negative"])) for r in conditions]))
 
 
-def _sentiment(summary: ProbeSummary) -> str:
+def sentiment_section(summary: ProbeSummary) -> str:
     results = summary.results
     parts = ["<h2>Negative labels, stigmatised vs not (Mei et al. §5.2)</h2>",
              f"<p>{results['counts']['prompts']} prompts over {results['counts']['conditions']} conditions; "
@@ -276,7 +271,7 @@ def _agreement_cell(record: dict[str, Any] | None) -> str:
     return f"κ = {num(record['kappa'], 2)}, agreement {num((record['agreement'] or 0) * 100, 1)}% (n = {record['n']})"
 
 
-def _contextual(summary: ProbeSummary) -> str:
+def contextual_section(summary: ProbeSummary) -> str:
     results = summary.results
     counts, coding = results["counts"], results["coding"]
     arms = counts["arms"]
@@ -392,40 +387,25 @@ def _warnings(summary: ProbeSummary) -> list[str]:
     return sorted(set(found))
 
 
-BODIES = {"gender": _gender, "social-distance": _social_distance, "sentiment": _sentiment,
-          "contextual": _contextual}
-
-
 def render_report(folder: ProbeFolder, summary: ProbeSummary) -> str:
-    body = [_header(summary)]
+    from corpus_audit.probe.probes import probe_class
+
+    probe = probe_class(summary.probe, folder.summary)
+    body = [probe.header(summary)]
     warnings = _warnings(summary)
     if warnings:
         body.append('<div class="warnings"><h2>Warnings</h2><ul>'
                     + "".join(f"<li>{esc(w)}</li>" for w in warnings) + "</ul></div>")
-    body.append(BODIES[summary.probe](summary) if summary.probe in BODIES else _results(summary))
-    body += [figure(folder.figure(stem, "png"), caption)
-             for stem, caption in PROBE_FIGURES.get(summary.probe, {}).items()]
+    body.append(probe.section(summary))
+    body += [figure(folder.figure(stem, "png"), caption) for stem, caption in probe.figures.items()]
     if folder.link.is_file():
         body.append(link_section(json.loads(folder.link.read_text(encoding="utf-8")), folder))
-    if summary.probe == "aq27":
-        body.append(_illnesses(summary))
+    body.append(probe.closing_section(summary))
     body.append("<h2>Configuration</h2><pre>" + esc(json.dumps(summary.options, indent=2)) + "</pre>")
     return ('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>'
-            f"{esc(TITLES.get(summary.probe, summary.probe))}: {esc(summary.model_id)}</title>"
+            f"{esc(probe.title)}: {esc(summary.model_id)}</title>"
             f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{_STYLE}</style>'
             f"</head><body>{''.join(body)}</body></html>\n")
-
-
-def report_up_to_date(checkpoints: Checkpoints, folder: ProbeFolder, inputs: dict[str, Any], outputs: Sequence[Path],
-                      log: Callable[[str], None]) -> ProbeSummary | None:
-    """The summary of a report stage whose inputs and outputs are unchanged (its page rewritten if missing), or None,
-    having logged why the report must be made again."""
-    reason = checkpoints.fresh("report", inputs, *outputs)
-    if reason is None:
-        log("report: up to date, skipped")
-        return ensure_report(folder)
-    log(f"report: {reason}")
-    return None
 
 
 def ensure_report(folder: ProbeFolder) -> ProbeSummary:

@@ -11,21 +11,16 @@ the share of negative labels, across the conditions both have.
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
-from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
-from corpus_audit.common.checkpoints import Checkpoints
-from corpus_audit.common.errors import UserError
+from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
-from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
-from corpus_audit.probe.folder import RUN_OPTIONS, ProbeFolder, ProbeSummary
+from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
 from corpus_audit.probe.questionnaire import QuestionnaireError, read_rows
+from corpus_audit.probe.run import Probe, ProbeRun
 from corpus_audit.probe.social_distance import BASELINE, FILES, folder_of, illness_table, load_conditions
 from corpus_audit.stigma.stats import compare_groups, pearson, rank_correlation
 
@@ -33,10 +28,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 TEMPLATES = "sentiment_templates.csv"
-
-
-class SentimentProbeError(UserError, ValueError):
-    """The sentiment probe cannot be compared with the folder given."""
 
 
 @dataclass
@@ -75,8 +66,6 @@ def correlate(conditions: pd.DataFrame, social_distance: str | Path, n_boot: int
     """Pearson's r and Spearman's rho between a Social Distance probe's P(negative) and the share of negative
     labels, over the conditions both hold (baselines left out)."""
     other = ProbeFolder(social_distance)
-    if other.read_summary().probe != "social-distance":
-        raise SentimentProbeError(f"{other.path} is not a social-distance probe folder")
     fill_mask = other.read_table(other.conditions, ("condition", "p_negative"))[["condition", "p_negative"]]
     merged = conditions.merge(fill_mask, on="condition")
     merged = merged[merged["condition"] != BASELINE]
@@ -88,80 +77,85 @@ def correlate(conditions: pd.DataFrame, social_distance: str | Path, n_boot: int
                      .to_dict(orient="records")})
 
 
-def run_sentiment(options: SentimentOptions, outdir: str | Path, log: Callable[[str], None] = to_stderr) -> ProbeSummary:
-    """Classify every prompt with ``options.model`` into ``outdir`` (or reuse the labels); return the summary."""
-    import pandas as pd
+class SentimentProbe(Probe[SentimentOptions]):
+    """Mei et al.'s sentiment classifier (module docstring): the classify stage, then the report."""
 
-    from corpus_audit.embed import model_identity
-    from corpus_audit.probe.classifier import TextClassifier
+    options_type = SentimentOptions
+    name = "sentiment"
+    title = "Sentiment-classifier probe (Mei et al. 2023)"
+    figures: ClassVar[dict[str, str]] = {"sentiment": "Share of negative labels per condition, stigmatised (red) and not (blue); with a "
+                            "social-distance probe, against its P(negative) (Mei et al. §5.3)."}
 
-    folder = ProbeFolder(check_output_location(outdir))
-    source = folder_of(options.lang, options.questionnaire)
-    table = prompt_table(source)
-    with folder_lock(folder.path):
-        remove_temporaries(folder.path)
-        checkpoints = Checkpoints(folder.checkpoints, log)
+    def prepare(self) -> None:
+        self.source = folder_of(self.options.lang, self.options.questionnaire)
+        self.table = prompt_table(self.source)
+        if self.options.social_distance:
+            other = ProbeFolder(self.options.social_distance)
+            probe = other.read_summary().probe
+            if probe != "social-distance":
+                raise ProbeOptionsError(f"--social-distance {other.path}: not a social-distance probe folder (it "
+                                        f"holds a {probe} probe)")
+
+    @classmethod
+    def section(cls, summary: ProbeSummary) -> str:
+        from corpus_audit.probe.report import sentiment_section
+
+        return sentiment_section(summary)
+
+    def stages(self, run: ProbeRun) -> ProbeSummary:
+        from corpus_audit.embed import model_identity
+
+        options, folder, table = self.options, run.folder, self.table
         inputs = {"model": [options.model, model_identity(options.model)], "negative_label": options.negative_label,
-                  "questionnaire": [sha256_file(source / name) for name in (FILES[0], TEMPLATES)]}
-        seconds: dict[str, float] = {}
-        reason = checkpoints.fresh("classify", inputs, folder.scores)
-        if reason is None:
-            log("classify: up to date, skipped")
-            scores = pd.read_parquet(folder.scores)
-            previous = folder.read_summary() if folder.summary.is_file() else None
-            model_id = previous.model_id if previous else options.model
-        else:
-            log(f"classify: {reason}")
-            started = time.perf_counter()
-            log(f"loading {options.model} on {options.device}")
-            classifier = TextClassifier.load(options.model, options.device, log, options.threads,
+                  "questionnaire": [sha256_file(self.source / name) for name in (FILES[0], TEMPLATES)]}
+        model_ids: list[str] = []
+
+        def classify() -> pd.DataFrame:
+            from corpus_audit.probe.classifier import TextClassifier
+
+            run.log(f"loading {options.model} on {options.device}")
+            classifier = TextClassifier.load(options.model, options.device, run.log, options.threads,
                                              options.negative_label)
             found = classifier.classify(table["prompt"].tolist())
-            scores = table.assign(label=[c.label for c in found], valence=[c.valence for c in found],
-                                  p_negative_label=[c.probabilities.get("negative", 0.0) for c in found])
-            with atomic_path(folder.scores) as tmp:
-                scores.to_parquet(tmp, index=False)
-            checkpoints.mark("classify", inputs, folder.scores)
-            model_id = classifier.model_id
-            seconds["classify"] = time.perf_counter() - started
-        summary = _report(scores, folder, options, model_id, source, seconds, log)
-    return summary
+            model_ids.append(classifier.model_id)
+            return table.assign(label=[c.label for c in found], valence=[c.valence for c in found],
+                                p_negative_label=[c.probabilities.get("negative", 0.0) for c in found])
 
+        scores = run.table_stage("classify", inputs, folder.scores, classify)
+        model_id = model_ids[0] if model_ids else folder.previous_model_id(options.model)
+        # the other folder's conditions are an input of the correlation
+        other = ProbeFolder(options.social_distance).conditions if options.social_distance else None
+        report_inputs = {**inputs, "n_boot": options.n_boot, "seed": options.seed,
+                         "social_distance": [str(other), sha256_file(other) if other.is_file() else None]
+                         if other is not None else None}
+        outputs = [folder.conditions, folder.illnesses, *self.figure_files(folder)]
+        return run.report(report_inputs, outputs, lambda: self._results(scores, folder, model_id))
 
-def _report(scores: pd.DataFrame, folder: ProbeFolder, options: SentimentOptions, model_id: str, source: Path,
-            seconds: dict[str, float], log: Callable[[str], None]) -> ProbeSummary:
-    from corpus_audit.probe.figures import write_sentiment_figures
-    from corpus_audit.probe.report import write_report
+    def _results(self, scores: pd.DataFrame, folder: ProbeFolder, model_id: str) -> ProbeSummary:
+        from corpus_audit.probe.figures import write_sentiment_figures
 
-    started = time.perf_counter()
-    folder.remove_link(log)
-    conditions = scores.assign(negative=scores["valence"] == "negative").groupby(
-        ["condition", "stigmatized", "illness"], sort=False).agg(share_negative=("negative", "mean"),
-                                                                 prompts=("negative", "size")).reset_index()
-    real = conditions[conditions["condition"] != BASELINE]
-    comparison = compare_groups(real.loc[real["stigmatized"] == "yes", "share_negative"],
-                                real.loc[real["stigmatized"] == "no", "share_negative"], label_a="stigmatized",
-                                label_b="not stigmatized", n_boot=options.n_boot, seed=options.seed)
-    baselines = scores[scores["condition"] == BASELINE]
-    results: dict[str, Any] = jsonable({
-        "comparison": comparison.to_dict(), "measure": "share of negative labels",
-        "baselines": baselines[["prompt", "label", "valence"]].to_dict(orient="records"),
-        "labels": scores["label"].value_counts().to_dict(),
-        "all_negative": {group: int(((real["stigmatized"] == flag) & (real["share_negative"] == 1.0)).sum())
-                         for group, flag in (("stigmatized", "yes"), ("not_stigmatized", "no"))},
-        "counts": {"prompts": int(len(scores)), "conditions": int(len(real))},
-        "conditions": conditions.to_dict(orient="records")})
-    if options.social_distance:
-        results["correlation"] = correlate(conditions, options.social_distance, options.n_boot, options.seed)
-    for path, frame in ((folder.conditions, conditions),
-                        (folder.illnesses, illness_table(conditions, "share_negative", options.lang))):
-        with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False)
-    write_sentiment_figures(folder, conditions, results.get("correlation"))
-    seconds["report"] = time.perf_counter() - started
-    recorded = {name: value for name, value in asdict(options).items() if name not in RUN_OPTIONS}
-    summary = ProbeSummary("sentiment", model_id, options.lang, {**recorded, "questionnaire": str(source)},
-                           results, __version__, seconds)
-    folder.write_summary(summary)
-    write_report(folder)
-    return summary
+        options = self.options
+        conditions = scores.assign(negative=scores["valence"] == "negative").groupby(
+            ["condition", "stigmatized", "illness"], sort=False).agg(share_negative=("negative", "mean"),
+                                                                     prompts=("negative", "size")).reset_index()
+        real = conditions[conditions["condition"] != BASELINE]
+        comparison = compare_groups(real.loc[real["stigmatized"] == "yes", "share_negative"],
+                                    real.loc[real["stigmatized"] == "no", "share_negative"], label_a="stigmatized",
+                                    label_b="not stigmatized", n_boot=options.n_boot, seed=options.seed)
+        baselines = scores[scores["condition"] == BASELINE]
+        results: dict[str, Any] = jsonable({
+            "comparison": comparison.to_dict(), "measure": "share of negative labels",
+            "baselines": baselines[["prompt", "label", "valence"]].to_dict(orient="records"),
+            "labels": scores["label"].value_counts().to_dict(),
+            "all_negative": {group: int(((real["stigmatized"] == flag) & (real["share_negative"] == 1.0)).sum())
+                             for group, flag in (("stigmatized", "yes"), ("not_stigmatized", "no"))},
+            "counts": {"prompts": int(len(scores)), "conditions": int(len(real))},
+            "conditions": conditions.to_dict(orient="records")})
+        if options.social_distance:
+            results["correlation"] = correlate(conditions, options.social_distance, options.n_boot, options.seed)
+        for path, frame in ((folder.conditions, conditions),
+                            (folder.illnesses, illness_table(conditions, "share_negative", options.lang))):
+            with atomic_path(path) as tmp:
+                frame.to_csv(tmp, index=False)
+        write_sentiment_figures(folder, conditions, results.get("correlation"))
+        return self.summary(model_id, results, questionnaire=str(self.source))

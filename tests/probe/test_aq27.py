@@ -16,14 +16,19 @@ from scipy import stats
 
 from corpus_audit.cli import main
 from corpus_audit.probe import parts as parts_module
-from corpus_audit.probe.aq27 import AQ27Options, run_aq27
-from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, ProbeFolder
+from corpus_audit.probe.aq27 import AQ27Options, AQ27Probe
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
 from corpus_audit.probe.pll import MaskedLM
 from corpus_audit.probe.questionnaire import bundled_folder
+from corpus_audit.probe.run import run_probe
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
 NOUN_PHRASES = ("James", "Mary", "a woman", "someone")
 ILLNESSES = ("schizophrenia", "depression", "anxiety", "bronchitis", "asthma", "diabetes")
+
+
+def run_aq27(options, outdir, log):
+    return run_probe(AQ27Probe(options), outdir, log=log)
 
 
 def trimmed(folder, lang="en", noun_phrases=NOUN_PHRASES, illnesses=ILLNESSES):
@@ -69,11 +74,11 @@ def test_the_probe_writes_every_output(probe_dir):
     assert summary.probe == "aq27" and summary.options["metric"] == "within_word_l2r"
     assert summary.results["counts"]["illnesses"] == {"mental": 3, "physical": 3}
     assert len(folder.read_dimensions()) == 9 and len(folder.read_illnesses()) == len(ILLNESSES)
-    for stem in FIGURES:
+    for stem in AQ27Probe.figures:
         for fmt in FIGURE_FORMATS:
             assert folder.figure(stem, fmt).stat().st_size > 1000
     report = folder.report.read_text(encoding="utf-8")
-    assert "Table 2" in report and report.count("data:image/png;base64,") == len(FIGURES)
+    assert "Table 2" in report and report.count("data:image/png;base64,") == len(AQ27Probe.figures)
 
 
 def test_prompt_scores_are_the_anchors(probe_dir):
@@ -317,5 +322,5 @@ def test_compare_puts_two_models_side_by_side_and_tests_their_gaps(controlled_di
 def test_the_controlled_method_refuses_the_sentence_scope_clearly(tmp_path):
     result = CliRunner().invoke(main, ["probe", "aq27", "--model", str(tmp_path), "-o", str(tmp_path / "out"),
                                        "--scope", "sentence"])
-    assert result.exit_code == 1 and "--scope sentence goes with --method paper only" in result.output
+    assert result.exit_code == 2 and "--scope sentence goes with --method paper only" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

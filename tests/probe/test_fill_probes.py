@@ -18,7 +18,8 @@ from statsmodels.stats.multitest import multipletests
 from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, ProbeFolder
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
+from corpus_audit.probe.gender import GenderProbe
 from corpus_audit.probe.pll import MaskedLM
 from corpus_audit.probe.questionnaire import bundled_folder
 from corpus_audit.probe.social_distance import BASELINE
@@ -87,7 +88,7 @@ def test_gender_probe_writes_every_output(gender_dir):
     assert len(scores) == (17 + 4) * len(DIAGNOSES)
     assert ((scores["p_female"] + scores["p_male"] + scores["p_unspecified"]) <= 1 + 1e-9).all()
     assert scores["p_female"].gt(0).any() and scores["p_male"].gt(0).any()
-    for stem in PROBE_FIGURES["gender"]:
+    for stem in GenderProbe.figures:
         for fmt in FIGURE_FORMATS:
             assert folder.figure(stem, fmt).stat().st_size > 1000
     report = folder.report.read_text(encoding="utf-8")
@@ -322,9 +323,25 @@ def test_the_link_puts_corpus_statistics_beside_each_probe(probe, gender_dir, di
     assert "Per illness" in (outdir / "report.html").read_text(encoding="utf-8")
 
 
-def test_a_bad_option_combination_is_a_clear_error(bert, tmp_path):
-    result = CliRunner().invoke(main, ["probe", "gender", "--model", bert, "-o", str(tmp_path / "out"), "--top-k",
-                                       "5"])
-    assert result.exit_code == 1 and "--branch (10: fills followed at each recursive step) cannot exceed " \
-        "--top-k (5" in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+@pytest.mark.parametrize("arguments, message", [
+    (["probe", "gender", "--top-k", "5"], "--branch (10: fills followed at each recursive step) cannot exceed"),
+    (["probe", "aq27", "--scope", "sentence"], "--scope sentence goes with --method paper only"),
+    (["probe", "social-distance", "--instrument-model", "m"], "with --valence lexicons they would be ignored"),
+    (["probe", "social-distance", "--valence", "vader", "--axes", "{axes}"], "add --valence instrument"),
+])
+def test_option_combinations_are_usage_errors_before_any_work(arguments, message, tmp_path):
+    """Checked by the probe's options before the model is looked at (there is none here): exit 2, no traceback."""
+    axes = tmp_path / "axes.npz"
+    axes.write_bytes(b"")
+    result = CliRunner().invoke(main, [*[a.format(axes=axes) for a in arguments], "--model",
+                                       str(tmp_path / "no-model"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and message in result.output and "Usage:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "out").exists()
+
+
+def test_sentiment_against_a_folder_of_another_probe_is_a_usage_error(gender_dir, tmp_path):
+    result = CliRunner().invoke(main, ["probe", "sentiment", "--model", str(tmp_path / "no-model"), "-o",
+                                       str(tmp_path / "out"), "--social-distance", str(gender_dir)])
+    assert result.exit_code == 2 and "not a social-distance probe folder (it holds a gender probe)" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
