@@ -13,11 +13,11 @@ from corpus_audit.cli.errors import reports_errors
 from corpus_audit.cli.options import (PROGRESS_OPTION, apply_options, log, output_extension, show_progress,
                                       text_field_from, text_field_options, warn)
 from corpus_audit.languages import LANGUAGE_CODES
-from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
-from corpus_audit.probe.aq27 import METHODS as AQ27_METHODS
-from corpus_audit.probe.pll import MAX_TOKENS, METRICS
 from corpus_audit.probe.folder import ProbeOptionsError
-from corpus_audit.probe.valence import METHODS
+from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS
+from corpus_audit.probe.questionnaires.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
+from corpus_audit.probe.questionnaires.aq27 import METHODS as AQ27_METHODS
+from corpus_audit.probe.questionnaires.valence import METHODS
 
 if TYPE_CHECKING:
     from corpus_audit.probe.folder import ProbeSummary
@@ -149,7 +149,7 @@ def aq27_command(outdir: str, **settings: object) -> None:
     noun phrase. Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness scores and
     report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.aq27 import AQ27Probe
+    from corpus_audit.probe.questionnaires.aq27 import AQ27Probe
 
     summary = _run_probe(AQ27Probe, outdir, settings)
     results = summary.results
@@ -206,7 +206,7 @@ def gender_command(outdir: str, **settings: object) -> None:
     mental and non-mental diagnoses? Probabilities of female, male and unspecified fills, paired t-tests F vs M per
     set, disparity mental vs non-mental, Cohen's d, Bonferroni, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.gender import GenderProbe
+    from corpus_audit.probe.questionnaires.gender import GenderProbe
 
     summary = _run_probe(GenderProbe, outdir, settings)
     for record in summary.results["paired"]:
@@ -246,7 +246,7 @@ def social_distance_command(outdir: str, **settings: object) -> None:
     of each prompt, labelled by valence; P(negative) per condition; stigmatised vs not, per template and overall;
     figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.social_distance import SocialDistanceProbe
+    from corpus_audit.probe.questionnaires.social_distance import SocialDistanceProbe
 
     summary = _run_probe(SocialDistanceProbe, outdir, settings)
     results = summary.results
@@ -277,7 +277,7 @@ def sentiment_command(outdir: str, **settings: object) -> None:
     """Sentiment classifier on "They are people who have [are] CONDITION." (Mei et al. 2023): share of negative labels
     per condition, stigmatised vs not, and the correlation with a Social Distance probe. See docs/probe.md.
     """
-    from corpus_audit.probe.sentiment import SentimentProbe
+    from corpus_audit.probe.questionnaires.sentiment import SentimentProbe
 
     summary = _run_probe(SentimentProbe, outdir, settings)
     comparison = summary.results["comparison"]
@@ -358,7 +358,7 @@ def contextual_command(outdir: str, **settings: object) -> None:
     ratios vs healthy from a binomial mixed model (scenario random), the strategy prompt as a second factor, the
     explicit AQ-27 beside it, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.contextual import ContextualProbe
+    from corpus_audit.probe.questionnaires.contextual import ContextualProbe
 
     summary = _run_probe(ContextualProbe, outdir, settings)
     for effect in summary.results["by_category"]["effects"]:

@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from corpus_audit.probe.aq27 import AQ27Probe
-from corpus_audit.probe.contextual import ContextualProbe
 from corpus_audit.probe.folder import ProbeOutputError
-from corpus_audit.probe.gender import GenderProbe
+from corpus_audit.probe.questionnaires.aq27 import AQ27Probe
+from corpus_audit.probe.questionnaires.contextual import ContextualProbe
+from corpus_audit.probe.questionnaires.gender import GenderProbe
+from corpus_audit.probe.questionnaires.sentiment import SentimentProbe
+from corpus_audit.probe.questionnaires.social_distance import SocialDistanceProbe
 from corpus_audit.probe.run import Probe
-from corpus_audit.probe.sentiment import SentimentProbe
-from corpus_audit.probe.social_distance import SocialDistanceProbe
 
 PROBES: dict[str, type[Probe[Any]]] = {probe.name: probe for probe in (
     AQ27Probe, GenderProbe, SocialDistanceProbe, SentimentProbe, ContextualProbe)}

@@ -33,9 +33,10 @@ Result = TypeVar("Result")
 
 @dataclass
 class ProbeRun:
-    """One run of a probe in its folder: the checkpoints, the log, the seconds per stage, and whether a stage ran
+    """One run of ``probe`` in its folder: the checkpoints, the log, the seconds per stage, and whether a stage ran
     (a report made from a stage's new outputs is never skipped)."""
 
+    probe: Probe[Any]
     folder: ProbeFolder
     checkpoints: Checkpoints
     log: Callable[[str], None]
@@ -90,7 +91,7 @@ class ProbeRun:
             reason = self.checkpoints.fresh("report", inputs, *outputs)
             if reason is None:
                 self.log("report: up to date, skipped")
-                return ensure_report(self.folder)
+                return ensure_report(self.folder, type(self.probe))
             self.log(f"report: {reason}")
         started = time.perf_counter()
         self.folder.remove_link(self.log)
@@ -98,7 +99,7 @@ class ProbeRun:
         self.seconds["report"] = time.perf_counter() - started
         summary.seconds = dict(self.seconds)
         self.folder.write_summary(summary)
-        write_report(self.folder)
+        write_report(self.folder, type(self.probe))
         self.checkpoints.mark("report", inputs, *outputs)
         return summary
 
@@ -143,7 +144,7 @@ class Probe(Generic[Options]):
     @classmethod
     def header(cls, summary: ProbeSummary) -> str:
         """The top of ``report.html``: title and options."""
-        from corpus_audit.probe.report import header
+        from corpus_audit.probe.sections import header
 
         return header(summary, cls.title)
 
@@ -165,4 +166,4 @@ def run_probe(probe: Probe[Any], outdir: str | Path, log: Callable[[str], None] 
     probe.prepare()
     with folder_lock(folder.path):
         remove_temporaries(folder.path)
-        return probe.stages(ProbeRun(folder, Checkpoints(folder.checkpoints, log), log, progress))
+        return probe.stages(ProbeRun(probe, folder, Checkpoints(folder.checkpoints, log), log, progress))

@@ -18,8 +18,8 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.log import to_stderr
 from corpus_audit.embed import model_identity
-from corpus_audit.probe.parts import PLLParts
-from corpus_audit.probe.pll import MAX_TOKENS, MaskedLM
+from corpus_audit.probe.models.masked import MAX_TOKENS, MaskedLM
+from corpus_audit.probe.models.parts import PLLParts
 
 OUTPUT_FORMATS = (".parquet", ".jsonl", ".csv")
 

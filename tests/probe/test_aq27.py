@@ -15,11 +15,11 @@ from click.testing import CliRunner
 from scipy import stats
 
 from corpus_audit.cli import main
-from corpus_audit.probe import parts as parts_module
-from corpus_audit.probe.aq27 import AQ27Options, AQ27Probe
 from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
-from corpus_audit.probe.pll import MaskedLM
-from corpus_audit.probe.questionnaire import bundled_folder
+from corpus_audit.probe.models import parts as parts_module
+from corpus_audit.probe.models.masked import MaskedLM
+from corpus_audit.probe.questionnaires.aq27 import AQ27Options, AQ27Probe
+from corpus_audit.probe.questionnaires.files import bundled_folder
 from corpus_audit.probe.run import run_probe
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))

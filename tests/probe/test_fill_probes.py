@@ -19,11 +19,11 @@ from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
 from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
-from corpus_audit.probe.gender import GenderProbe
-from corpus_audit.probe.pll import MaskedLM
-from corpus_audit.probe.questionnaire import bundled_folder
-from corpus_audit.probe.social_distance import BASELINE
-from corpus_audit.probe.valence import agreement, auto_labels, is_word, read_function_words, read_labels
+from corpus_audit.probe.models.masked import MaskedLM
+from corpus_audit.probe.questionnaires.files import bundled_folder
+from corpus_audit.probe.questionnaires.gender import GenderProbe
+from corpus_audit.probe.questionnaires.social_distance import BASELINE
+from corpus_audit.probe.questionnaires.valence import agreement, auto_labels, is_word, read_function_words, read_labels
 
 DIAGNOSES = ("depression", "schizophrenia", "anxiety", "diabetes", "influenza", "cancer")
 CONDITIONS = ("depression(symptomatic)", "depression(remitted)", "Latina/Latino", "HIV(average symptoms)",

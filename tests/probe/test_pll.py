@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import tiny_mlm
 
-from corpus_audit.probe.pll import METRICS, MaskedLM, ModelLoadError, SentenceTooLongError, WordSplitError
+from corpus_audit.probe.models.masked import METRICS, MaskedLM, ModelLoadError, SentenceTooLongError, WordSplitError
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
 TOLERANCE = 1e-4

@@ -8,8 +8,8 @@ import shutil
 import pytest
 import tiny_mlm
 
-from corpus_audit.probe.questionnaire import (QuestionnaireError, bundled_folder, in_vocabulary, load_questionnaire,
-                                              prompts)
+from corpus_audit.probe.questionnaires.aq27_items import in_vocabulary, load_questionnaire, prompts
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder
 from corpus_audit.stigma.aq27 import DIMENSION_ITEMS
 
 

@@ -55,7 +55,7 @@ def _run(tmp_path, words, messages):
 
 def test_the_runner_skips_what_is_up_to_date_and_reruns_what_changed(tmp_path, monkeypatch):
     monkeypatch.setattr(CountProbe, "work_done", [])
-    monkeypatch.setattr("corpus_audit.probe.report.render_report", lambda folder, summary: "page")
+    monkeypatch.setattr("corpus_audit.probe.report.render_report", lambda folder, summary, probe: "page")
     first, second, third = [], [], []
     summary = _run(tmp_path, 3, first)
     assert summary.results == {"words": 3} and set(summary.seconds) == {"count", "report"}
@@ -70,7 +70,7 @@ def test_the_runner_skips_what_is_up_to_date_and_reruns_what_changed(tmp_path, m
 
 def test_a_failed_stage_is_not_marked_done(tmp_path, monkeypatch):
     monkeypatch.setattr(CountProbe, "work_done", [])
-    monkeypatch.setattr("corpus_audit.probe.report.render_report", lambda folder, summary: "page")
+    monkeypatch.setattr("corpus_audit.probe.report.render_report", lambda folder, summary, probe: "page")
     monkeypatch.setattr(CountProbe, "fail", True)
     with pytest.raises(RuntimeError):
         _run(tmp_path, 2, [])

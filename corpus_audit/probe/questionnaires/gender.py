@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.resources import sha256_file
-from corpus_audit.probe.fill_common import FillRun, FillStage
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.models.fill import FillRun, FillStage
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.valence import is_word
 from corpus_audit.probe.run import Probe, ProbeRun
-from corpus_audit.probe.valence import is_word
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import bonferroni, t_test
 
@@ -214,16 +215,18 @@ class GenderProbe(Probe[GenderOptions]):
     options_type = GenderOptions
     name = "gender"
     title = "Gendered fill-mask probe (Lin et al. 2022)"
-    figures: ClassVar[dict[str, str]] = {"gender": "Mean probability of female, male and unspecified fills per set of prompts, mental (left) "
-                         "and non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
-                         "Bonferroni-adjusted."}
+    figures: ClassVar[dict[str, str]] = {
+        "gender": ("Mean probability of female, male and unspecified fills per set of prompts, mental (left) and "
+            "non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
+            "Bonferroni-adjusted."),
+    }
 
     def prepare(self) -> None:
         self.questionnaire = load_gender_questionnaire(self.options.lang, self.options.questionnaire)
 
     @classmethod
     def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import gender_section
+        from corpus_audit.probe.sections import gender_section
 
         return gender_section(summary)
 

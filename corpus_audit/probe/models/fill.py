@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.probe.parts import FillParts
-from corpus_audit.probe.pll import MAX_TOKENS, Fill, MaskedLM
-from corpus_audit.probe.questionnaire import MASK
+from corpus_audit.probe.models.masked import MASK, MAX_TOKENS, Fill, MaskedLM
+from corpus_audit.probe.models.parts import FillParts
 
 
 @dataclass

@@ -19,9 +19,9 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.questionnaire import QuestionnaireError, read_rows
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, read_rows
+from corpus_audit.probe.questionnaires.social_distance import BASELINE, FILES, folder_of, illness_table, load_conditions
 from corpus_audit.probe.run import Probe, ProbeRun
-from corpus_audit.probe.social_distance import BASELINE, FILES, folder_of, illness_table, load_conditions
 from corpus_audit.stigma.stats import compare_groups, pearson, rank_correlation
 
 if TYPE_CHECKING:
@@ -83,8 +83,10 @@ class SentimentProbe(Probe[SentimentOptions]):
     options_type = SentimentOptions
     name = "sentiment"
     title = "Sentiment-classifier probe (Mei et al. 2023)"
-    figures: ClassVar[dict[str, str]] = {"sentiment": "Share of negative labels per condition, stigmatised (red) and not (blue); with a "
-                            "social-distance probe, against its P(negative) (Mei et al. §5.3)."}
+    figures: ClassVar[dict[str, str]] = {
+        "sentiment": ("Share of negative labels per condition, stigmatised (red) and not (blue); with a "
+            "social-distance probe, against its P(negative) (Mei et al. §5.3)."),
+    }
 
     def prepare(self) -> None:
         self.source = folder_of(self.options.lang, self.options.questionnaire)
@@ -98,7 +100,7 @@ class SentimentProbe(Probe[SentimentOptions]):
 
     @classmethod
     def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import sentiment_section
+        from corpus_audit.probe.sections import sentiment_section
 
         return sentiment_section(summary)
 
@@ -111,7 +113,7 @@ class SentimentProbe(Probe[SentimentOptions]):
         model_ids: list[str] = []
 
         def classify() -> pd.DataFrame:
-            from corpus_audit.probe.classifier import TextClassifier
+            from corpus_audit.probe.models.classifier import TextClassifier
 
             run.log(f"loading {options.model} on {options.device}")
             classifier = TextClassifier.load(options.model, options.device, run.log, options.threads,

@@ -1,9 +1,11 @@
-"""``corpus-audit probe aq27``: the AQ-27 put to a masked language model (seed paper §3.1), in two checkpointed
-stages.
+"""``corpus-audit probe aq27``: the AQ-27 put to a masked language model (seed paper §3.1), in checkpointed stages
+(the :class:`AQ27Probe`, run by :func:`corpus_audit.probe.run.run_probe`).
 
-* **score**: every item x noun phrase x illness filled (:mod:`corpus_audit.probe.questionnaire`), each distinct
-  sentence scored with PLL in saved chunks (:mod:`corpus_audit.probe.parts`), one row per prompt in
+* **score**: every item x noun phrase x illness filled (:mod:`corpus_audit.probe.questionnaires.aq27_items`), each
+  distinct sentence scored with PLL in saved chunks (:mod:`corpus_audit.probe.models.parts`), one row per prompt in
   ``scores.parquet`` with the PLL of the whole sentence and of the illness's pieces and their numbers of pieces;
+* **baseline** and **null**: the same of the neutral carrier sentences, and of the prompts and carriers by
+  randomly initialised copies of the model (docs/probe.md);
 * **report**: the statistics (:mod:`corpus_audit.probe.analysis`) over the chosen score (``scope`` x ``reduce``),
   ``dimensions.csv``, ``illnesses.csv``, the figures, ``summary.json`` and ``report.html``.
 
@@ -23,9 +25,10 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.resources import sha256_bytes, sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.parts import PLLParts
-from corpus_audit.probe.pll import MAX_TOKENS, METRICS, MaskedLM
-from corpus_audit.probe.questionnaire import QuestionnaireError, in_vocabulary, load_questionnaire, prompts
+from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS, MaskedLM
+from corpus_audit.probe.models.parts import PLLParts
+from corpus_audit.probe.questionnaires.aq27_items import in_vocabulary, load_questionnaire, prompts
+from corpus_audit.probe.questionnaires.files import QuestionnaireError
 from corpus_audit.probe.run import Probe, ProbeRun
 
 if TYPE_CHECKING:
@@ -112,19 +115,19 @@ class AQ27Probe(Probe[AQ27Options]):
 
     @classmethod
     def header(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import aq27_header
+        from corpus_audit.probe.sections import aq27_header
 
         return aq27_header(summary)
 
     @classmethod
     def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import aq27_section
+        from corpus_audit.probe.sections import aq27_section
 
         return aq27_section(summary)
 
     @classmethod
     def closing_section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import aq27_illnesses
+        from corpus_audit.probe.sections import aq27_illnesses
 
         return aq27_illnesses(summary)
 

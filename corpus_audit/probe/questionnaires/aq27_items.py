@@ -19,15 +19,14 @@ the sentence, so that a score can be taken over the whole sentence or over the i
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from corpus_audit.common.errors import UserError
-from corpus_audit.common.resources import data_dir
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.stigma.aq27 import DIMENSION_ITEMS, N_ITEMS, REVERSE_SCORED, dimension_of
 from corpus_audit.stigma.quadrants import GROUPS
 
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NOUN_PHRASE = "[noun phrase]"
-#: How every questionnaire file writes the masked slot (replaced by the model's own mask token when filling).
-MASK = "<mask>"
 NOUN_PHRASE_KINDS = ("name", "gendered", "neutral")
 CARRIERS = "aq27_carriers.csv"
 #: Articles that a slot phrase may start with; the rest must be one token to count as "in the vocabulary".
@@ -48,10 +45,6 @@ _AGREEMENT = re.compile(r"\{([^|{}]*)\|([^|{}]*)\}")
 #: clause is non-defining, set off by commas ("James, who has asthma, ..."): the seed paper's Table 3 transforms it
 #: so, the defining clause being ungrammatical after a name.
 RELATIVE_PRONOUNS = {"en": ("who",), "es": ("que",)}
-
-
-class QuestionnaireError(UserError, ValueError):
-    """A questionnaire file is missing or malformed; the message names the file and line."""
 
 
 @dataclass(frozen=True)
@@ -93,26 +86,6 @@ class Questionnaire:
 
     def carriers_file(self) -> Path:
         return self.folder / CARRIERS
-
-
-def bundled_folder(lang: str) -> Path:
-    return data_dir("questionnaires") / lang
-
-
-def read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[str, dict[str, str]]]:
-    """(``file:line``, row) of a questionnaire CSV that has ``columns``; values stripped (every probe's files)."""
-    if not path.is_file():
-        raise QuestionnaireError(f"{path}: missing (see questionnaires/README.md for the files of each probe)")
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [name for name in columns if name not in (reader.fieldnames or [])]
-        if missing:
-            raise QuestionnaireError(f"{path}: missing column(s) {', '.join(missing)}")
-        rows = [(f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key})
-                for line, row in enumerate(reader, start=2)]
-    if not rows:
-        raise QuestionnaireError(f"{path}: no rows")
-    return rows
 
 
 def _items(path: Path) -> list[Item]:

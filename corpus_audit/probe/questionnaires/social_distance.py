@@ -4,8 +4,8 @@ stigmatised and 29 non-stigmatised conditions (Mei et al. 2023), in two checkpoi
 * **fill**: every template x item x condition phrase ("It is <mask> for me to rent a room in my home to someone who
   has depression."), and the baselines without a condition ("... to someone."), filled with the model's ``top_k``
   (50) most probable words and their probabilities (``fills.parquet``);
-* **report**: each distinct fill word gets a valence (:mod:`corpus_audit.probe.valence`: the hand labels, then an
-  automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass) of its top-k,
+* **report**: each distinct fill word gets a valence (:mod:`corpus_audit.probe.questionnaires.valence`: the hand
+  labels, then an automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass) of its top-k,
   irrelevant fills left out; per condition and template the mean over the 7 items, a condition with several phrases
   (Latina, Latine, Latino) the mean over its phrases; per condition the mean over the templates. Stigmatised vs
   non-stigmatised: the difference of means with a bootstrap CI and Mann-Whitney's test, per template and overall;
@@ -25,11 +25,12 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
-from corpus_audit.probe.fill_common import FillRun, FillStage
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.models.fill import FillRun, FillStage
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
 from corpus_audit.probe.run import Probe, ProbeRun
-from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
 from corpus_audit.stigma.stats import compare_groups, holm
 from corpus_audit.stigma.unit_stats import ALPHA
 
@@ -215,8 +216,10 @@ class SocialDistanceProbe(Probe[SocialDistanceOptions]):
     options_type = SocialDistanceOptions
     name = "social-distance"
     title = "Social Distance probe (Mei et al. 2023)"
-    figures: ClassVar[dict[str, str]] = {"negative": "P(negative) per condition, stigmatised (red) and not (blue), mean over the templates; "
-                           "the line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."}
+    figures: ClassVar[dict[str, str]] = {
+        "negative": ("P(negative) per condition, stigmatised (red) and not (blue), mean over the templates; the "
+            "line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."),
+    }
 
     def prepare(self) -> None:
         self.source = folder_of(self.options.lang, self.options.questionnaire)
@@ -224,7 +227,7 @@ class SocialDistanceProbe(Probe[SocialDistanceOptions]):
 
     @classmethod
     def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import social_distance_section
+        from corpus_audit.probe.sections import social_distance_section
 
         return social_distance_section(summary)
 

@@ -7,7 +7,7 @@ that a rerun (after a kill, a budget, a failure) sends only what is missing:
   unfinished sentence) and the explicit arm (the AQ-27 per condition x repetition, integer answers in JSON, asked
   again when unusable); a judge model's codes of every completion when ``judge_model`` is given;
 * **code** (checkpointed): each completion coded stigma-congruent or not, with its types, by the instrument
-  (:mod:`corpus_audit.probe.coding`) and the judge; ``completions.parquet``, ``explicit.parquet``;
+  (:mod:`corpus_audit.probe.questionnaires.coding`) and the judge; ``completions.parquet``, ``explicit.parquet``;
 * **report** (checkpointed): per condition and arm the share of stigma-congruent completions; a binomial mixed model
   (condition and prompt arm fixed, scenario random) with odds ratios vs the healthy baseline, Benjamini-Hochberg
   over the conditions; the same by category; stigma types per condition; the explicit AQ-27 scores beside the
@@ -25,21 +25,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.checkpoints import fingerprint
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.resources import sha256_file
+from corpus_audit.common.version import __version__
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
-from corpus_audit.probe.chat import ChatClient, ChatRequest, ResponseStore
-from corpus_audit.probe.coding import instrument_codes, type_agreement
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
-from corpus_audit.probe.run import Probe, ProbeRun
-from corpus_audit.probe.scenarios import (
-    ARMS, HEALTHY, TYPES, Design, completion_requests, explicit_messages, judge_messages,
-    load_design, parse_judgement, parse_likert, score_likert,
+from corpus_audit.probe.models.chat import ChatClient, ChatRequest, ResponseStore
+from corpus_audit.probe.questionnaires.coding import instrument_codes, type_agreement
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.scenarios import (
+    ARMS,
+    HEALTHY,
+    TYPES,
+    Design,
+    completion_requests,
+    explicit_messages,
+    judge_messages,
+    load_design,
+    parse_judgement,
+    parse_likert,
+    score_likert,
 )
+from corpus_audit.probe.run import Probe, ProbeRun
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import mixed_logit, rank_correlation
 
@@ -364,10 +373,11 @@ class ContextualProbe(Probe[ContextualOptions]):
     options_type = ContextualOptions
     name = "contextual"
     title = "Contextual-judgement probe (Wang et al. 2026)"
-    figures: ClassVar[dict[str, str]] = {"contextual": "Left: odds ratio of a stigma-congruent completion vs the healthy baseline per "
-                             "condition (binomial mixed model, scenario random; 95% CI, log scale), coloured by "
-                             "category. Right: share of stigma-congruent completions per condition and prompt arm "
-                             "(Wang et al.'s Figures 3a and 4a)."}
+    figures: ClassVar[dict[str, str]] = {
+        "contextual": ("Left: odds ratio of a stigma-congruent completion vs the healthy baseline per condition "
+            "(binomial mixed model, scenario random; 95% CI, log scale), coloured by category. Right: share of "
+            "stigma-congruent completions per condition and prompt arm (Wang et al.'s Figures 3a and 4a)."),
+    }
 
     def prepare(self) -> None:
         options = self.options
@@ -378,7 +388,7 @@ class ContextualProbe(Probe[ContextualOptions]):
 
     @classmethod
     def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.report import contextual_section
+        from corpus_audit.probe.sections import contextual_section
 
         return contextual_section(summary)
 

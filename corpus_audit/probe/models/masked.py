@@ -35,6 +35,9 @@ from corpus_audit.common.log import to_stderr
 if TYPE_CHECKING:
     import torch
 
+#: How every questionnaire file and prompt writes the masked slot; replaced by the model's own mask token
+#: (:attr:`MaskedLM.mask`) when a prompt is put to it.
+MASK = "<mask>"
 METRICS = ("within_word_l2r", "original")
 #: Default bound on the tokens of one forward pass (rows x padded length). At 8,192 a BERT-base pass holds about
 #: 8,192 x 768 x 4 bytes = 25 MB per hidden layer; the tiny test models are fastest between 4k and 16k.
