@@ -150,18 +150,18 @@ def aq27_command(outdir: str, **settings: object) -> None:
     report.html. See docs/probe.md.
     """
     from corpus_audit.probe.questionnaires.aq27 import AQ27Probe
+    from corpus_audit.probe.results import AQ27Results
 
     summary = _run_probe(AQ27Probe, outdir, settings)
-    results = summary.results
-    p_name = "p_holm" if results["method"] == "controlled" else "p_bonferroni"
-    click.echo(f"{results['counts']['prompts']} prompts, method {results['method']}")
-    for line in results["verdict"]:
+    results = AQ27Results.of(summary)
+    click.echo(f"{results.prompts} prompts, method {results.method}")
+    for line in results.verdict:
         click.echo(line)
-    for record in results["dimensions"]:
-        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  {p_name} = "
-                   f"{_number(record[p_name], '.3g'):<9} {record['significance']:<4}"
-                   f"{' (random copies too)' if record.get('flagged') else '':<20} alpha = "
-                   f"{_number(record['alpha'], '.2f')}")
+    for record in results.dimensions:
+        click.echo(f"  {record.dimension:<14} {_number(record.mean_difference, '+9.3f')}  {record.p_name} = "
+                   f"{_number(record.p, '.3g'):<9} {record.significance:<4}"
+                   f"{' (random copies too)' if record.flagged else '':<20} alpha = "
+                   f"{_number(record.alpha, '.2f')}")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -207,13 +207,13 @@ def gender_command(outdir: str, **settings: object) -> None:
     set, disparity mental vs non-mental, Cohen's d, Bonferroni, figures and report.html. See docs/probe.md.
     """
     from corpus_audit.probe.questionnaires.gender import GenderProbe
+    from corpus_audit.probe.results import GenderResults
 
     summary = _run_probe(GenderProbe, outdir, settings)
-    for record in summary.results["paired"]:
-        if record["part"] == "all":
-            click.echo(f"{record['family']:<14} {record['diagnosis_type']:<10} P(female) "
-                       f"{_number(record['mean_a'], '.3f')} vs P(male) {_number(record['mean_b'], '.3f')}, d = "
-                       f"{_number(record['cohens_d'], '+.2f')}, p_bonf = {_number(record['p_bonferroni'], '.3g')}")
+    for test in GenderResults.of(summary).tests:
+        click.echo(f"{test.family:<14} {test.diagnosis_type:<10} P(female) {_number(test.p_female, '.3f')} vs "
+                   f"P(male) {_number(test.p_male, '.3f')}, d = {_number(test.cohens_d, '+.2f')}, p_bonf = "
+                   f"{_number(test.p_bonferroni, '.3g')}")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -247,15 +247,15 @@ def social_distance_command(outdir: str, **settings: object) -> None:
     figures and report.html. See docs/probe.md.
     """
     from corpus_audit.probe.questionnaires.social_distance import SocialDistanceProbe
+    from corpus_audit.probe.results import SocialDistanceResults
 
-    summary = _run_probe(SocialDistanceProbe, outdir, settings)
-    results = summary.results
-    overall = results["comparisons"]["all"]
-    click.echo(f"P(negative): stigmatised {_number(overall['mean_a'], '.3f')}, not {_number(overall['mean_b'], '.3f')}"
-               f", difference {_number(overall['mean_difference'], '+.3f')}; above 0.5: "
-               f"{results['above_half']['stigmatized']} of {results['n_conditions']['stigmatized']} stigmatised")
-    click.echo(f"valence: {results['valence']['method']}, kappa vs hand labels "
-               f"{_number(results['valence']['kappa'], '.2f')}; wrote {outdir}/report.html")
+    results = SocialDistanceResults.of(_run_probe(SocialDistanceProbe, outdir, settings))
+    overall = results.overall
+    click.echo(f"P(negative): stigmatised {_number(overall.mean_stigmatized, '.3f')}, not "
+               f"{_number(overall.mean_not_stigmatized, '.3f')}, difference {_number(overall.mean_difference, '+.3f')}"
+               f"; above 0.5: {results.above_half_stigmatized} of {results.stigmatized_conditions} stigmatised")
+    click.echo(f"valence: {results.valence_method}, kappa vs hand labels {_number(results.valence_kappa, '.2f')}; "
+               f"wrote {outdir}/report.html")
 
 
 @probe_group.command("sentiment")
@@ -278,15 +278,14 @@ def sentiment_command(outdir: str, **settings: object) -> None:
     per condition, stigmatised vs not, and the correlation with a Social Distance probe. See docs/probe.md.
     """
     from corpus_audit.probe.questionnaires.sentiment import SentimentProbe
+    from corpus_audit.probe.results import SentimentResults
 
-    summary = _run_probe(SentimentProbe, outdir, settings)
-    comparison = summary.results["comparison"]
-    click.echo(f"share of negative labels: stigmatised {_number(comparison['mean_a'], '.3f')}, not "
-               f"{_number(comparison['mean_b'], '.3f')}")
-    correlation = summary.results.get("correlation")
-    if correlation:
-        click.echo(f"against the fill-mask P(negative): Pearson r = {_number(correlation['pearson']['r'], '+.2f')} "
-                   f"over {correlation['n']} conditions")
+    results = SentimentResults.of(_run_probe(SentimentProbe, outdir, settings))
+    click.echo(f"share of negative labels: stigmatised {_number(results.comparison.mean_stigmatized, '.3f')}, not "
+               f"{_number(results.comparison.mean_not_stigmatized, '.3f')}")
+    if results.correlated_conditions is not None:
+        click.echo(f"against the fill-mask P(negative): Pearson r = {_number(results.pearson_r, '+.2f')} over "
+                   f"{results.correlated_conditions} conditions")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -359,14 +358,15 @@ def contextual_command(outdir: str, **settings: object) -> None:
     explicit AQ-27 beside it, figures and report.html. See docs/probe.md.
     """
     from corpus_audit.probe.questionnaires.contextual import ContextualProbe
+    from corpus_audit.probe.results import ContextualResults
 
-    summary = _run_probe(ContextualProbe, outdir, settings)
-    for effect in summary.results["by_category"]["effects"]:
-        low, high = effect["odds_ratio_ci"] or (None, None)
-        click.echo(f"{effect['factor']} {effect['level']:<14} OR {_number(effect['odds_ratio'], '.2f')} "
-                   f"[{_number(low, '.2f')}, {_number(high, '.2f')}], p_BH = {_number(effect['p_bh'], '.3g')}")
-    requests = summary.results["requests"]
-    click.echo(f"requests: {requests['sent']} sent this run, {requests['reused']} reused; wrote {outdir}/report.html")
+    results = ContextualResults.of(_run_probe(ContextualProbe, outdir, settings))
+    for effect in results.by_category:
+        click.echo(f"{effect.factor} {effect.level:<14} OR {_number(effect.odds_ratio, '.2f')} "
+                   f"[{_number(effect.ci[0], '.2f')}, {_number(effect.ci[1], '.2f')}], p_BH = "
+                   f"{_number(effect.p_bh, '.3g')}")
+    click.echo(f"requests: {results.requests_sent} sent this run, {results.requests_reused} reused; wrote "
+               f"{outdir}/report.html")
 
 
 def _run_probe(probe: type[Probe[Any]], outdir: str, settings: dict[str, Any]) -> ProbeSummary:

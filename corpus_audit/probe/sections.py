@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from corpus_audit.common.html import MISSING, esc, is_missing, num, p_value, table
-from corpus_audit.probe.analysis import stars
+from corpus_audit.probe.results import stars
 from corpus_audit.probe.folder import ProbeSummary
 from corpus_audit.probe.questionnaires.scenarios import TYPES
 

@@ -4,6 +4,7 @@ the outputs, the statistics recomputed independently, skipping, resuming and the
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 
@@ -15,11 +16,12 @@ from click.testing import CliRunner
 from scipy import stats
 
 from corpus_audit.cli import main
-from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder, ProbeOutputError
 from corpus_audit.probe.models import parts as parts_module
 from corpus_audit.probe.models.masked import MaskedLM
 from corpus_audit.probe.questionnaires.aq27 import AQ27Options, AQ27Probe
 from corpus_audit.probe.questionnaires.files import bundled_folder
+from corpus_audit.probe.results import AQ27Results
 from corpus_audit.probe.run import run_probe
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
@@ -63,6 +65,22 @@ def probe_dir(anchor_models, questionnaire, tmp_path_factory):
     assert result.exit_code == 0, result.output
     assert "prompts, method paper" in result.output and "confounds each name's length" in result.output
     return outdir
+
+
+def test_the_typed_results_read_what_summary_json_holds(probe_dir):
+    summary = ProbeFolder(probe_dir).read_summary()
+    raw, results = summary.results, AQ27Results.of(summary)
+    assert results.method == raw["method"] == "paper" and results.prompts == raw["counts"]["prompts"]
+    assert results.verdict == tuple(raw["verdict"]) and len(results.dimensions) == 9
+    assert results.overall.dimension == "ALL" and results.overall.p == raw["overall"]["wilcoxon_p"]
+    for typed, record in zip(results.dimensions, raw["dimensions"]):
+        assert typed.dimension == record["dimension"] and typed.p_name == "p_bonferroni"
+        assert typed.p == record["p_bonferroni"] and typed.significant == record["significant"]
+        assert typed.mean_difference_ci == tuple(record["mean_difference_ci"])
+    with pytest.raises(ProbeOutputError, match="lacks results.overall"):
+        AQ27Results.of(dataclasses.replace(summary, results={"method": "paper"}))
+    with pytest.raises(ProbeOutputError, match="a gender probe, not an AQ-27 probe"):
+        AQ27Results.of(dataclasses.replace(summary, probe="gender"))
 
 
 def test_the_probe_writes_every_output(probe_dir):

@@ -5,6 +5,7 @@ recomputed independently from the model's own fills, and the link of each probe 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 
@@ -18,12 +19,13 @@ from statsmodels.stats.multitest import multipletests
 from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
-from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder, ProbeOutputError
 from corpus_audit.probe.models.masked import MaskedLM
 from corpus_audit.probe.questionnaires.files import bundled_folder
 from corpus_audit.probe.questionnaires.gender import GenderProbe
 from corpus_audit.probe.questionnaires.social_distance import BASELINE
 from corpus_audit.probe.questionnaires.valence import agreement, auto_labels, is_word, read_function_words, read_labels
+from corpus_audit.probe.results import GenderResults, SocialDistanceResults
 
 DIAGNOSES = ("depression", "schizophrenia", "anxiety", "diabetes", "influenza", "cancer")
 CONDITIONS = ("depression(symptomatic)", "depression(remitted)", "Latina/Latino", "HIV(average symptoms)",
@@ -345,3 +347,24 @@ def test_sentiment_against_a_folder_of_another_probe_is_a_usage_error(gender_dir
                                        str(tmp_path / "out"), "--social-distance", str(gender_dir)])
     assert result.exit_code == 2 and "not a social-distance probe folder (it holds a gender probe)" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_typed_results_read_the_fill_probes_summaries(gender_dir, distance_dir):
+    gender = ProbeFolder(gender_dir).read_summary()
+    expected = [r for r in gender.results["paired"] if r["part"] == "all"]
+    tests = GenderResults.of(gender).tests
+    assert len(tests) == len(expected) >= 2
+    for test, record in zip(tests, expected):
+        assert (test.family, test.diagnosis_type, test.p_female, test.p_male, test.cohens_d, test.p_bonferroni) == (
+            record["family"], record["diagnosis_type"], record["mean_a"], record["mean_b"], record["cohens_d"],
+            record["p_bonferroni"])
+    distance = ProbeFolder(distance_dir).read_summary()
+    results, raw = SocialDistanceResults.of(distance), distance.results
+    assert results.overall.mean_stigmatized == raw["comparisons"]["all"]["mean_a"]
+    assert results.overall.mean_difference == raw["comparisons"]["all"]["mean_difference"]
+    assert (results.above_half_stigmatized, results.stigmatized_conditions) == (
+        raw["above_half"]["stigmatized"], raw["n_conditions"]["stigmatized"])
+    with pytest.raises(ProbeOutputError, match="a gender probe, not a social-distance probe"):
+        SocialDistanceResults.of(gender)
+    with pytest.raises(ProbeOutputError, match="lacks results.paired"):
+        GenderResults.of(dataclasses.replace(gender, results={}))

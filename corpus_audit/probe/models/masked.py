@@ -365,6 +365,22 @@ class MaskedLM:
         return log_probs.gather(1, torch.tensor(originals, device=log_probs.device)[:, None])[:, 0].tolist()
 
 
+class ModelOnDemand:
+    """A masked language model loaded on first call, then the same one (a rerun whose chunks are all saved never
+    loads it); the log says what is loaded where. Every probe's way to its model."""
+
+    def __init__(self, name_or_path: str, device: str = "cpu", threads: int | None = None,
+                 log: Callable[[str], None] = to_stderr) -> None:
+        self.name_or_path, self.device, self.threads, self.log = name_or_path, device, threads, log
+        self.model: MaskedLM | None = None
+
+    def __call__(self) -> MaskedLM:
+        if self.model is None:
+            self.log(f"loading {self.name_or_path} on {self.device}")
+            self.model = MaskedLM.load(self.name_or_path, self.device, self.log, self.threads)
+        return self.model
+
+
 @dataclass
 class _Encoded:
     ids: list[int]

@@ -25,11 +25,12 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.resources import sha256_bytes, sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path
 from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
-from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS, MaskedLM
+from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS, MaskedLM, ModelOnDemand
 from corpus_audit.probe.models.parts import PLLParts
 from corpus_audit.probe.questionnaires.aq27_items import in_vocabulary, load_questionnaire, prompts
 from corpus_audit.probe.questionnaires.files import QuestionnaireError
 from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import aq27_header, aq27_illnesses, aq27_section
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -104,6 +105,9 @@ class AQ27Probe(Probe[AQ27Options]):
                        "significance (the seed paper's Figure 2); above 0: the items make a mental illness more "
                        "likely.",
     }
+    header = staticmethod(aq27_header)
+    section = staticmethod(aq27_section)
+    closing_section = staticmethod(aq27_illnesses)
 
     def prepare(self) -> None:
         options = self.options
@@ -113,36 +117,12 @@ class AQ27Probe(Probe[AQ27Options]):
             raise QuestionnaireError(f"{self.questionnaire.carriers_file()}: missing; --method controlled needs the "
                                      "neutral carrier sentences (copy the bundled one) or use --method paper")
 
-    @classmethod
-    def header(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import aq27_header
-
-        return aq27_header(summary)
-
-    @classmethod
-    def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import aq27_section
-
-        return aq27_section(summary)
-
-    @classmethod
-    def closing_section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import aq27_illnesses
-
-        return aq27_illnesses(summary)
-
     def stages(self, run: ProbeRun) -> ProbeSummary:
         from corpus_audit.embed import model_identity  # names a local folder's weights by their files
 
         options, folder, questionnaire, log = self.options, run.folder, self.questionnaire, run.log
-        model: MaskedLM | None = None  # loaded when a chunk must be scored or the vocabulary is needed
-
-        def load() -> MaskedLM:
-            nonlocal model
-            if model is None:
-                log(f"loading {options.model} on {options.device}")
-                model = MaskedLM.load(options.model, options.device, log, options.threads)
-            return model
+        # loaded when a chunk must be scored or the vocabulary is needed
+        load = ModelOnDemand(options.model, options.device, options.threads, log)
 
         if options.illnesses == "in-vocabulary":
             questionnaire.illnesses = in_vocabulary(questionnaire.illnesses, load().tokenizer, options.lang)

@@ -49,6 +49,7 @@ from corpus_audit.probe.questionnaires.scenarios import (
     score_likert,
 )
 from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import contextual_section
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import mixed_logit, rank_correlation
 
@@ -375,9 +376,11 @@ class ContextualProbe(Probe[ContextualOptions]):
     title = "Contextual-judgement probe (Wang et al. 2026)"
     figures: ClassVar[dict[str, str]] = {
         "contextual": ("Left: odds ratio of a stigma-congruent completion vs the healthy baseline per condition "
-            "(binomial mixed model, scenario random; 95% CI, log scale), coloured by category. Right: share of "
-            "stigma-congruent completions per condition and prompt arm (Wang et al.'s Figures 3a and 4a)."),
+                       "(binomial mixed model, scenario random; 95% CI, log scale), coloured by category. Right: "
+                       "share of stigma-congruent completions per condition and prompt arm (Wang et al.'s Figures "
+                       "3a and 4a)."),
     }
+    section = staticmethod(contextual_section)
 
     def prepare(self) -> None:
         options = self.options
@@ -385,12 +388,6 @@ class ContextualProbe(Probe[ContextualOptions]):
         self.design = load_design(options.lang, self.source)
         self.labels_path = Path(options.labels) if options.labels else self.source / LABELS_FILE
         self.labels = hand_labels(self.labels_path, self.design)
-
-    @classmethod
-    def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import contextual_section
-
-        return contextual_section(summary)
 
     def stages(self, run: ProbeRun) -> ProbeSummary:
         import pandas as pd

@@ -30,6 +30,7 @@ from corpus_audit.probe.models.masked import MASK
 from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.questionnaires.valence import is_word
 from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import gender_section
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import bonferroni, t_test
 
@@ -217,18 +218,13 @@ class GenderProbe(Probe[GenderOptions]):
     title = "Gendered fill-mask probe (Lin et al. 2022)"
     figures: ClassVar[dict[str, str]] = {
         "gender": ("Mean probability of female, male and unspecified fills per set of prompts, mental (left) and "
-            "non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
-            "Bonferroni-adjusted."),
+                   "non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
+                   "Bonferroni-adjusted."),
     }
+    section = staticmethod(gender_section)
 
     def prepare(self) -> None:
         self.questionnaire = load_gender_questionnaire(self.options.lang, self.options.questionnaire)
-
-    @classmethod
-    def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import gender_section
-
-        return gender_section(summary)
 
     def stages(self, run: ProbeRun) -> ProbeSummary:
         import pandas as pd

@@ -22,6 +22,7 @@ from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSumma
 from corpus_audit.probe.questionnaires.files import QuestionnaireError, read_rows
 from corpus_audit.probe.questionnaires.social_distance import BASELINE, FILES, folder_of, illness_table, load_conditions
 from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import sentiment_section
 from corpus_audit.stigma.stats import compare_groups, pearson, rank_correlation
 
 if TYPE_CHECKING:
@@ -85,8 +86,9 @@ class SentimentProbe(Probe[SentimentOptions]):
     title = "Sentiment-classifier probe (Mei et al. 2023)"
     figures: ClassVar[dict[str, str]] = {
         "sentiment": ("Share of negative labels per condition, stigmatised (red) and not (blue); with a "
-            "social-distance probe, against its P(negative) (Mei et al. §5.3)."),
+                      "social-distance probe, against its P(negative) (Mei et al. §5.3)."),
     }
+    section = staticmethod(sentiment_section)
 
     def prepare(self) -> None:
         self.source = folder_of(self.options.lang, self.options.questionnaire)
@@ -97,12 +99,6 @@ class SentimentProbe(Probe[SentimentOptions]):
             if probe != "social-distance":
                 raise ProbeOptionsError(f"--social-distance {other.path}: not a social-distance probe folder (it "
                                         f"holds a {probe} probe)")
-
-    @classmethod
-    def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import sentiment_section
-
-        return sentiment_section(summary)
 
     def stages(self, run: ProbeRun) -> ProbeSummary:
         from corpus_audit.embed import model_identity

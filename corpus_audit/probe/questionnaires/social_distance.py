@@ -5,12 +5,13 @@ stigmatised and 29 non-stigmatised conditions (Mei et al. 2023), in two checkpoi
   has depression."), and the baselines without a condition ("... to someone."), filled with the model's ``top_k``
   (50) most probable words and their probabilities (``fills.parquet``);
 * **report**: each distinct fill word gets a valence (:mod:`corpus_audit.probe.questionnaires.valence`: the hand
-  labels, then an automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass) of its top-k,
-  irrelevant fills left out; per condition and template the mean over the 7 items, a condition with several phrases
-  (Latina, Latine, Latino) the mean over its phrases; per condition the mean over the templates. Stigmatised vs
-  non-stigmatised: the difference of means with a bootstrap CI and Mann-Whitney's test, per template and overall;
-  how many conditions exceed 0.5. ``conditions.csv`` per condition; ``illnesses.csv`` per illness of the illness
-  lexicon that a condition names (depression, bipolar disorder, schizophrenia, type 2 diabetes), for the link.
+  labels, then an automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass)
+  of its top-k, irrelevant fills left out; per condition and template the mean over the 7 items, a condition with
+  several phrases (Latina, Latine, Latino) the mean over its phrases; per condition the mean over the templates.
+  Stigmatised vs non-stigmatised: the difference of means with a bootstrap CI and Mann-Whitney's test, per template
+  and overall; how many conditions exceed 0.5. ``conditions.csv`` per condition; ``illnesses.csv`` per illness of
+  the illness lexicon that a condition names (depression, bipolar disorder, schizophrenia, type 2 diabetes), for the
+  link.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from corpus_audit.probe.models.masked import MASK
 from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.probe.questionnaires.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
 from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import social_distance_section
 from corpus_audit.stigma.stats import compare_groups, holm
 from corpus_audit.stigma.unit_stats import ALPHA
 
@@ -218,18 +220,13 @@ class SocialDistanceProbe(Probe[SocialDistanceOptions]):
     title = "Social Distance probe (Mei et al. 2023)"
     figures: ClassVar[dict[str, str]] = {
         "negative": ("P(negative) per condition, stigmatised (red) and not (blue), mean over the templates; the "
-            "line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."),
+                     "line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."),
     }
+    section = staticmethod(social_distance_section)
 
     def prepare(self) -> None:
         self.source = folder_of(self.options.lang, self.options.questionnaire)
         self.table = prompt_table(self.source)
-
-    @classmethod
-    def section(cls, summary: ProbeSummary) -> str:
-        from corpus_audit.probe.sections import social_distance_section
-
-        return social_distance_section(summary)
 
     def stages(self, run: ProbeRun) -> ProbeSummary:
         import pandas as pd
