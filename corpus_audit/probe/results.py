@@ -52,13 +52,30 @@ class GroupResult:
     flagged: bool
     alpha: float | None
     reverse_scored: bool
+    #: The units of each side (--method paper: the item x noun phrase pairs, the same on both sides; controlled:
+    #: the illnesses), each side's mean, and the effect size: rank-biserial r with its CI (paper), Hedges' g
+    #: (controlled).
+    n_mental: int | None
+    n_physical: int | None
+    mean_mental: float | None
+    mean_physical: float | None
+    effect: float | None
+    effect_ci: tuple[float | None, float | None]
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], dimension: str) -> GroupResult:
         p_name = next((key for key in P_KEYS if key in record), None)
         return cls(dimension, record.get("mean_difference"), _interval(record.get("mean_difference_ci")),
                    corrected_p(record), p_name, bool(record.get("significant")), str(record.get("significance", "")),
-                   bool(record.get("flagged")), record.get("alpha"), bool(record.get("reverse_scored", False)))
+                   bool(record.get("flagged")), record.get("alpha"), bool(record.get("reverse_scored", False)),
+                   record.get("n_a", record.get("n_pairs")), record.get("n_b", record.get("n_pairs")),
+                   record.get("mean_a"), record.get("mean_b"), record.get("hedges_g", record.get("rank_biserial")),
+                   _interval(record.get("rank_biserial_ci")))
+
+    @property
+    def label(self) -> str:
+        """The dimension as a table shows it."""
+        return f"{self.dimension}{' (reversed)' if self.reverse_scored else ''}"
 
 
 @dataclass(frozen=True)

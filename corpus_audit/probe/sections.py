@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from corpus_audit.common.html import MISSING, esc, is_missing, num, p_value, table
-from corpus_audit.probe.results import stars
 from corpus_audit.probe.folder import ProbeSummary
 from corpus_audit.probe.questionnaires.scenarios import TYPES
+from corpus_audit.probe.results import AQ27Results, GroupResult, stars
 
 
 def with_ci(value: Any, ci: Sequence[Any] | None, digits: int = 3) -> str:
@@ -47,8 +47,8 @@ def _verdict(results: dict[str, Any]) -> str:
     return '<div class="verdict">' + "".join(f"<p>{esc(line)}</p>" for line in lines) + "</div>" if lines else ""
 
 
-def _flag(record: dict[str, Any]) -> str:
-    return "random copies too" if record.get("flagged") else ""
+def _flag(record: GroupResult) -> str:
+    return "random copies too" if record.flagged else ""
 
 
 def _null_check(results: dict[str, Any]) -> str:
@@ -70,19 +70,14 @@ def _null_check(results: dict[str, Any]) -> str:
 
 
 def aq27_section(summary: ProbeSummary) -> str:
-    results = summary.results
-    if results.get("method") == "controlled":
-        return _controlled_results(summary)
+    results, typed = summary.results, AQ27Results.of(summary)
+    if typed.method == "controlled":
+        return _controlled_results(summary, typed)
     counts = results.get("counts", {})
-    overall = results["overall"]
-    rows = [("ALL", overall["n_pairs"], num(overall["mean_a"], 2), num(overall["mean_b"], 2),
-             with_ci(overall["mean_difference"], overall["mean_difference_ci"], 2),
-             with_ci(overall["rank_biserial"], overall["rank_biserial_ci"]), p_value(overall["wilcoxon_p"]),
-             overall["significance"], _flag(overall), MISSING)]
-    rows += [(f"{d['dimension']}{' (reversed)' if d['reverse_scored'] else ''}", d["n_pairs"], num(d["mean_a"], 2),
-              num(d["mean_b"], 2), with_ci(d["mean_difference"], d["mean_difference_ci"], 2),
-              with_ci(d["rank_biserial"], d["rank_biserial_ci"]), p_value(d["p_bonferroni"]), d["significance"],
-              _flag(d), num(d["alpha"], 2)) for d in results["dimensions"]]
+    rows = [(d.label, d.n_mental, num(d.mean_mental, 2), num(d.mean_physical, 2),
+             with_ci(d.mean_difference, d.mean_difference_ci, 2), with_ci(d.effect, d.effect_ci), p_value(d.p),
+             d.significance, _flag(d), MISSING if d is typed.overall else num(d.alpha, 2))
+            for d in (typed.overall, *typed.dimensions)]
     lengths = counts.get("mean_tokens", {})
     return ("<h2>Mental vs physical illnesses (the seed paper's Table 2, --method paper)</h2>"
             + _verdict(results)
@@ -106,19 +101,13 @@ def aq27_section(summary: ProbeSummary) -> str:
             + _null_check(results))
 
 
-def _controlled_results(summary: ProbeSummary) -> str:
+def _controlled_results(summary: ProbeSummary, typed: AQ27Results) -> str:
     results = summary.results
     counts = results.get("counts", {})
-    overall = results["overall"]
-
-    def row(label: str, d: dict[str, Any], p: str, alpha: Any) -> tuple[Any, ...]:
-        return (label, d["n_a"], d["n_b"], num(d["mean_a"], 3), num(d["mean_b"], 3),
-                with_ci(d["mean_difference"], d["mean_difference_ci"], 3), num(d["hedges_g"], 2), p_value(d[p]),
-                d["significance"], _flag(d), alpha)
-
-    rows = [row("ALL", overall, "permutation_p", MISSING)]
-    rows += [row(f"{d['dimension']}{' (reversed)' if d['reverse_scored'] else ''}", d, "p_holm", num(d["alpha"], 2))
-             for d in results["dimensions"]]
+    rows = [(d.label, d.n_mental, d.n_physical, num(d.mean_mental, 3), num(d.mean_physical, 3),
+             with_ci(d.mean_difference, d.mean_difference_ci, 3), num(d.effect, 2), p_value(d.p), d.significance,
+             _flag(d), MISSING if d is typed.overall else num(d.alpha, 2))
+            for d in (typed.overall, *typed.dimensions)]
     lengths = counts.get("mean_tokens", {})
     reduce = summary.options.get("reduce")
     return ("<h2>Mental vs physical illnesses, the illness as the unit (--method controlled)</h2>"

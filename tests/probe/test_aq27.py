@@ -77,6 +77,9 @@ def test_the_typed_results_read_what_summary_json_holds(probe_dir):
         assert typed.dimension == record["dimension"] and typed.p_name == "p_bonferroni"
         assert typed.p == record["p_bonferroni"] and typed.significant == record["significant"]
         assert typed.mean_difference_ci == tuple(record["mean_difference_ci"])
+        assert (typed.n_mental, typed.n_physical, typed.mean_mental, typed.mean_physical, typed.effect) == (
+            record["n_pairs"], record["n_pairs"], record["mean_a"], record["mean_b"], record["rank_biserial"])
+        assert typed.label == record["dimension"] + (" (reversed)" if record["reverse_scored"] else "")
     with pytest.raises(ProbeOutputError, match="lacks results.overall"):
         AQ27Results.of(dataclasses.replace(summary, results={"method": "paper"}))
     with pytest.raises(ProbeOutputError, match="a gender probe, not an AQ-27 probe"):
