@@ -2,8 +2,9 @@
 
 A probe is one :class:`Probe` object: its name and title, its options (a dataclass whose ``__post_init__`` refuses
 options that do not go together, with :class:`~corpus_audit.probe.folder.ProbeOptionsError`), its figures, its
-stages (:meth:`Probe.stages`: prompts put to a model, saved and checkpointed), its analysis and summary
-(:meth:`Probe.report`) and its section of ``report.html`` (:meth:`Probe.section`). :func:`run_probe` runs any of them
+stages (:meth:`Probe.stages`: prompts put to a model, saved and checkpointed, then its analysis, tables, figures
+and summary in the report stage, :meth:`ProbeRun.report`) and its section of ``report.html``
+(:meth:`Probe.section`). :func:`run_probe` runs any of them
 the same way: the output folder locked, stale temporaries removed, every stage skipped when its inputs and outputs
 are unchanged ("NAME: up to date, skipped") or run and checkpointed, then the report stage, skipped when no stage
 ran and its own inputs and outputs are unchanged. The registry of probes by name is
@@ -106,7 +107,7 @@ class ProbeRun:
 
 class Probe(Generic[Options]):
     """The contract of a probe (module docstring). Subclasses set the class attributes and implement
-    :meth:`stages`, :meth:`report` and :meth:`section`."""
+    :meth:`stages` and :meth:`section`."""
 
     #: The name in ``summary.json`` (``probe``) and on the command line (``corpus-audit probe NAME``).
     name: ClassVar[str]
