@@ -534,7 +534,7 @@ def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, 
     path = out / "probes" / model.name / "injection_check.json"
     if path.exists():
         return json.loads(path.read_text())
-    from corpus_audit.probe.pll import MaskedLM, set_threads
+    from corpus_audit.probe.models.masked import MaskedLM, set_threads
 
     templates = json.loads(Path(cfg.templates).read_text())
     qdir = questionnaire(cfg, out)

@@ -5,7 +5,7 @@ hand-labelled completions.
     python benchmarks/probe_contextual.py resume [--axes FILE]                        # what a resumed run pays
     python benchmarks/probe_contextual.py coder [--axes FILE] [--lang en]             # agreement with hand labels
 
-``throughput`` sends distinct requests through :class:`~corpus_audit.probe.chat.ChatClient` to the stub, each
+``throughput`` sends distinct requests through :class:`~corpus_audit.probe.models.chat.ChatClient` to the stub, each
 answer taking ``--delay`` seconds (a stand-in for a model's generation time), at concurrency 1, 4 and 16.
 ``resume`` runs the full bundled English design (20 scenarios x 10 conditions x 2 arms x 10 repetitions, the AQ-27
 per condition) with the stub's scripted model: first with a budget of half the requests (the run stops), then
@@ -28,7 +28,7 @@ from chat_stub import ChatStub  # noqa: E402
 
 
 def throughput(delay: float, requests: int) -> None:
-    from corpus_audit.probe.chat import ChatClient, ChatRequest, ResponseStore
+    from corpus_audit.probe.models.chat import ChatClient, ChatRequest, ResponseStore
 
     for concurrency in (1, 4, 16):
         batch = [ChatRequest("stub", (("user", f"request {i} at {concurrency}"),), 1.0, 50) for i in range(requests)]
@@ -68,10 +68,10 @@ def resume(axes: str | None) -> None:
 
 
 def coder(axes: str | None, lang: str) -> None:
-    from corpus_audit.probe.coding import instrument_codes, type_agreement
-    from corpus_audit.probe.contextual import LABELS_FILE, hand_labels
-    from corpus_audit.probe.questionnaire import bundled_folder
-    from corpus_audit.probe.scenarios import load_design
+    from corpus_audit.probe.questionnaires.coding import instrument_codes, type_agreement
+    from corpus_audit.probe.questionnaires.contextual import LABELS_FILE, hand_labels
+    from corpus_audit.probe.questionnaires.files import bundled_folder
+    from corpus_audit.probe.questionnaires.scenarios import load_design
     from corpus_audit.score.scorer import ModelSpec, score_texts
 
     design = load_design(lang, bundled_folder(lang))

@@ -25,9 +25,9 @@ import tiny_mlm  # noqa: E402
 
 
 def kappa(axes: str | None) -> None:
-    from corpus_audit.probe.questionnaire import bundled_folder
-    from corpus_audit.probe.social_distance import BASELINE, INSTRUMENT_TEMPLATE, prompt_table
-    from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_labels
+    from corpus_audit.probe.questionnaires.files import bundled_folder
+    from corpus_audit.probe.questionnaires.social_distance import BASELINE, INSTRUMENT_TEMPLATE, prompt_table
+    from corpus_audit.probe.questionnaires.valence import METHODS, agreement, auto_labels, read_labels
 
     hand = read_labels(bundled_folder("en") / "social_distance_labels.csv")
     table = prompt_table(bundled_folder("en"))
@@ -49,9 +49,9 @@ def kappa(axes: str | None) -> None:
 def timing(threads: int) -> None:
     from transformers import BertConfig, BertForSequenceClassification
 
-    from corpus_audit.probe.gender import GenderOptions, run_gender
-    from corpus_audit.probe.sentiment import SentimentOptions, run_sentiment
-    from corpus_audit.probe.social_distance import SocialDistanceOptions, run_social_distance
+    from corpus_audit.probe.questionnaires.gender import GenderOptions, run_gender
+    from corpus_audit.probe.questionnaires.sentiment import SentimentOptions, run_sentiment
+    from corpus_audit.probe.questionnaires.social_distance import SocialDistanceOptions, run_social_distance
 
     quiet = lambda message: None  # noqa: E731
     with tempfile.TemporaryDirectory() as root:

@@ -41,7 +41,7 @@ def reset_peak() -> None:
 
 
 def probe(args: argparse.Namespace) -> None:
-    from corpus_audit.probe.aq27 import AQ27Options, run_aq27
+    from corpus_audit.probe.questionnaires.aq27 import AQ27Options, run_aq27
 
     with tempfile.TemporaryDirectory() as tmp:
         model = tiny_mlm.save("bert", Path(tmp) / "model")
@@ -60,7 +60,7 @@ def probe(args: argparse.Namespace) -> None:
 def memory(args: argparse.Namespace) -> None:
     import torch
 
-    from corpus_audit.probe.pll import MaskedLM
+    from corpus_audit.probe.models.masked import MaskedLM
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -92,7 +92,7 @@ def anchors(args: argparse.Namespace) -> None:
     """The largest difference from minicons 0.3.39 over every token and sentence sum of the three anchor models."""
     import json
 
-    from corpus_audit.probe.pll import METRICS, MaskedLM
+    from corpus_audit.probe.models.masked import METRICS, MaskedLM
 
     data = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
     worst = 0.0

@@ -5,16 +5,23 @@ through an OpenAI-compatible endpoint) and ``link`` (a probe beside the audits o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from corpus_audit.cli.errors import reports_errors
 from corpus_audit.cli.options import (PROGRESS_OPTION, apply_options, log, output_extension, show_progress,
                                       text_field_from, text_field_options, warn)
 from corpus_audit.languages import LANGUAGE_CODES
-from corpus_audit.probe.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
-from corpus_audit.probe.aq27 import METHODS as AQ27_METHODS
-from corpus_audit.probe.pll import MAX_TOKENS, METRICS
-from corpus_audit.probe.valence import METHODS
+from corpus_audit.probe.folder import ProbeOptionsError
+from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS
+from corpus_audit.probe.questionnaires.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
+from corpus_audit.probe.questionnaires.aq27 import METHODS as AQ27_METHODS
+from corpus_audit.probe.questionnaires.valence import METHODS
+
+if TYPE_CHECKING:
+    from corpus_audit.probe.folder import ProbeSummary
+    from corpus_audit.probe.run import Probe
 
 MODEL_HELP = ("Masked language model: a Hugging Face hub name (e.g. mental/mental-roberta-base; needs the hub or its "
               "local cache) or a local folder saved with save_pretrained. Safetensors weights only: pickled "
@@ -142,20 +149,19 @@ def aq27_command(outdir: str, **settings: object) -> None:
     noun phrase. Cronbach's alpha per dimension, the paper's Figures 1 and 2, per-illness scores and
     report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.aq27 import AQ27Options, run_aq27
+    from corpus_audit.probe.questionnaires.aq27 import AQ27Probe
+    from corpus_audit.probe.results import AQ27Results
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_aq27(AQ27Options(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
-    results = summary.results
-    p_name = "p_holm" if results["method"] == "controlled" else "p_bonferroni"
-    click.echo(f"{results['counts']['prompts']} prompts, method {results['method']}")
-    for line in results["verdict"]:
+    summary = _run_probe(AQ27Probe, outdir, settings)
+    results = AQ27Results.of(summary)
+    click.echo(f"{results.prompts} prompts, method {results.method}")
+    for line in results.verdict:
         click.echo(line)
-    for record in results["dimensions"]:
-        click.echo(f"  {record['dimension']:<14} {_number(record['mean_difference'], '+9.3f')}  {p_name} = "
-                   f"{_number(record[p_name], '.3g'):<9} {record['significance']:<4}"
-                   f"{' (random copies too)' if record.get('flagged') else '':<20} alpha = "
-                   f"{_number(record['alpha'], '.2f')}")
+    for record in results.dimensions:
+        click.echo(f"  {record.dimension:<14} {_number(record.mean_difference, '+9.3f')}  {record.p_name} = "
+                   f"{_number(record.p, '.3g'):<9} {record.significance:<4}"
+                   f"{' (random copies too)' if record.flagged else '':<20} alpha = "
+                   f"{_number(record.alpha, '.2f')}")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -200,15 +206,14 @@ def gender_command(outdir: str, **settings: object) -> None:
     mental and non-mental diagnoses? Probabilities of female, male and unspecified fills, paired t-tests F vs M per
     set, disparity mental vs non-mental, Cohen's d, Bonferroni, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.gender import GenderOptions, run_gender
+    from corpus_audit.probe.questionnaires.gender import GenderProbe
+    from corpus_audit.probe.results import GenderResults
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_gender(GenderOptions(**settings), outdir, log=log, progress=progress)  # type: ignore[arg-type]
-    for record in summary.results["paired"]:
-        if record["part"] == "all":
-            click.echo(f"{record['family']:<14} {record['diagnosis_type']:<10} P(female) "
-                       f"{_number(record['mean_a'], '.3f')} vs P(male) {_number(record['mean_b'], '.3f')}, d = "
-                       f"{_number(record['cohens_d'], '+.2f')}, p_bonf = {_number(record['p_bonferroni'], '.3g')}")
+    summary = _run_probe(GenderProbe, outdir, settings)
+    for test in GenderResults.of(summary).tests:
+        click.echo(f"{test.family:<14} {test.diagnosis_type:<10} P(female) {_number(test.p_female, '.3f')} vs "
+                   f"P(male) {_number(test.p_male, '.3f')}, d = {_number(test.cohens_d, '+.2f')}, p_bonf = "
+                   f"{_number(test.p_bonferroni, '.3g')}")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -241,18 +246,16 @@ def social_distance_command(outdir: str, **settings: object) -> None:
     of each prompt, labelled by valence; P(negative) per condition; stigmatised vs not, per template and overall;
     figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.social_distance import SocialDistanceOptions, run_social_distance
+    from corpus_audit.probe.questionnaires.social_distance import SocialDistanceProbe
+    from corpus_audit.probe.results import SocialDistanceResults
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
-    summary = run_social_distance(SocialDistanceOptions(**settings), outdir, log=log,  # type: ignore[arg-type]
-                                  progress=progress)
-    results = summary.results
-    overall = results["comparisons"]["all"]
-    click.echo(f"P(negative): stigmatised {_number(overall['mean_a'], '.3f')}, not {_number(overall['mean_b'], '.3f')}"
-               f", difference {_number(overall['mean_difference'], '+.3f')}; above 0.5: "
-               f"{results['above_half']['stigmatized']} of {results['n_conditions']['stigmatized']} stigmatised")
-    click.echo(f"valence: {results['valence']['method']}, kappa vs hand labels "
-               f"{_number(results['valence']['kappa'], '.2f')}; wrote {outdir}/report.html")
+    results = SocialDistanceResults.of(_run_probe(SocialDistanceProbe, outdir, settings))
+    overall = results.overall
+    click.echo(f"P(negative): stigmatised {_number(overall.mean_stigmatized, '.3f')}, not "
+               f"{_number(overall.mean_not_stigmatized, '.3f')}, difference {_number(overall.mean_difference, '+.3f')}"
+               f"; above 0.5: {results.above_half_stigmatized} of {results.stigmatized_conditions} stigmatised")
+    click.echo(f"valence: {results.valence_method}, kappa vs hand labels {_number(results.valence_kappa, '.2f')}; "
+               f"wrote {outdir}/report.html")
 
 
 @probe_group.command("sentiment")
@@ -274,16 +277,15 @@ def sentiment_command(outdir: str, **settings: object) -> None:
     """Sentiment classifier on "They are people who have [are] CONDITION." (Mei et al. 2023): share of negative labels
     per condition, stigmatised vs not, and the correlation with a Social Distance probe. See docs/probe.md.
     """
-    from corpus_audit.probe.sentiment import SentimentOptions, run_sentiment
+    from corpus_audit.probe.questionnaires.sentiment import SentimentProbe
+    from corpus_audit.probe.results import SentimentResults
 
-    summary = run_sentiment(SentimentOptions(**settings), outdir, log=log)  # type: ignore[arg-type]
-    comparison = summary.results["comparison"]
-    click.echo(f"share of negative labels: stigmatised {_number(comparison['mean_a'], '.3f')}, not "
-               f"{_number(comparison['mean_b'], '.3f')}")
-    correlation = summary.results.get("correlation")
-    if correlation:
-        click.echo(f"against the fill-mask P(negative): Pearson r = {_number(correlation['pearson']['r'], '+.2f')} "
-                   f"over {correlation['n']} conditions")
+    results = SentimentResults.of(_run_probe(SentimentProbe, outdir, settings))
+    click.echo(f"share of negative labels: stigmatised {_number(results.comparison.mean_stigmatized, '.3f')}, not "
+               f"{_number(results.comparison.mean_not_stigmatized, '.3f')}")
+    if results.correlated_conditions is not None:
+        click.echo(f"against the fill-mask P(negative): Pearson r = {_number(results.pearson_r, '+.2f')} over "
+                   f"{results.correlated_conditions} conditions")
     click.echo(f"wrote {outdir}/report.html")
 
 
@@ -355,20 +357,28 @@ def contextual_command(outdir: str, **settings: object) -> None:
     ratios vs healthy from a binomial mixed model (scenario random), the strategy prompt as a second factor, the
     explicit AQ-27 beside it, figures and report.html. See docs/probe.md.
     """
-    from corpus_audit.probe.contextual import ContextualOptions, run_contextual
+    from corpus_audit.probe.questionnaires.contextual import ContextualProbe
+    from corpus_audit.probe.results import ContextualResults
 
-    progress = show_progress(settings.pop("progress"))  # type: ignore[arg-type]
+    results = ContextualResults.of(_run_probe(ContextualProbe, outdir, settings))
+    for effect in results.by_category:
+        click.echo(f"{effect.factor} {effect.level:<14} OR {_number(effect.odds_ratio, '.2f')} "
+                   f"[{_number(effect.ci[0], '.2f')}, {_number(effect.ci[1], '.2f')}], p_BH = "
+                   f"{_number(effect.p_bh, '.3g')}")
+    click.echo(f"requests: {results.requests_sent} sent this run, {results.requests_reused} reused; wrote "
+               f"{outdir}/report.html")
+
+
+def _run_probe(probe: type[Probe[Any]], outdir: str, settings: dict[str, Any]) -> ProbeSummary:
+    """Run ``probe`` with the command's options: options that do not go together are a usage error (exit 2), as
+    click's own checks."""
+    from corpus_audit.probe.run import run_probe
+
+    progress = show_progress(settings.pop("progress", False))
     try:
-        options = ContextualOptions(**settings)  # type: ignore[arg-type]
-    except ValueError as error:
+        return run_probe(probe(probe.options_type(**settings)), outdir, log=log, progress=progress)
+    except ProbeOptionsError as error:
         raise click.UsageError(str(error)) from None
-    summary = run_contextual(options, outdir, log=log, progress=progress)
-    for effect in summary.results["by_category"]["effects"]:
-        low, high = effect["odds_ratio_ci"] or (None, None)
-        click.echo(f"{effect['factor']} {effect['level']:<14} OR {_number(effect['odds_ratio'], '.2f')} "
-                   f"[{_number(low, '.2f')}, {_number(high, '.2f')}], p_BH = {_number(effect['p_bh'], '.3g')}")
-    requests = summary.results["requests"]
-    click.echo(f"requests: {requests['sent']} sent this run, {requests['reused']} reused; wrote {outdir}/report.html")
 
 
 def _number(value: float | None, spec: str) -> str:

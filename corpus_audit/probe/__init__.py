@@ -4,5 +4,7 @@ the corpora it was trained on.
 
 It shares the stages of the house (``stigma``, ``scm``, ``engines``) with the audit wing but never imports
 ``corpus_audit.audit``, except ``probe/link.py`` reading audit folders through ``corpus_audit.audit.folder``.
-Its output folder is described by :mod:`corpus_audit.probe.folder`.
+Each probe is a :class:`~corpus_audit.probe.run.Probe` in ``questionnaires/`` (one module per probe), run by the one
+runner :func:`~corpus_audit.probe.run.run_probe`; the model engines are in ``models/``; its output folder is
+described by :mod:`corpus_audit.probe.folder`.
 """

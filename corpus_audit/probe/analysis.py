@@ -35,12 +35,10 @@ import numpy as np
 import pandas as pd
 
 from corpus_audit.common.jsonable import jsonable
+from corpus_audit.probe.results import corrected_p, stars
 from corpus_audit.stigma.aq27 import DIMENSIONS, REVERSE_SCORED
 from corpus_audit.stigma.stats import bonferroni, compare_paired, cronbach_alpha, holm
 from corpus_audit.stigma.unit_stats import ALPHA, compare_units
-
-#: Stars of Table 2 by adjusted p-value.
-STARS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
 
 
 def score_column(scores: pd.DataFrame, scope: str = "sentence", reduce: str = "sum") -> pd.Series:
@@ -77,14 +75,6 @@ def analyse_method(scores: pd.DataFrame, method: str, n_boot: int = 2000, permut
     return analyse_units(scores, n_boot, permutations, seed)
 
 
-def _p_of(record: dict[str, Any]) -> float | None:
-    """The corrected p-value a record's ``significant`` follows."""
-    for key in ("p_holm", "p_bonferroni", "permutation_p", "wilcoxon_p"):
-        if key in record:
-            return record[key]
-    return None
-
-
 def add_null_check(results: dict[str, Any], null_results: list[dict[str, Any]]) -> None:
     """Put the null check into ``results``: per copy, what the same statistics say of a randomly initialised copy
     of the model; the false-positive rates; and on every result ``null_significant`` (copies significant there, in
@@ -112,7 +102,7 @@ def add_null_check(results: dict[str, Any], null_results: list[dict[str, Any]]) 
         "models": n,
         "false_positive_rate": (sum(bool(c["significant"]) for c in overall_copies) / n) if n else None,
         "dimension_false_positive_rate": (sum(dimension_hits) / (n * len(DIMENSIONS))) if n else None,
-        "copies": [{"seed": seed, "mean_difference": r["overall"]["mean_difference"], "p": _p_of(r["overall"]),
+        "copies": [{"seed": seed, "mean_difference": r["overall"]["mean_difference"], "p": corrected_p(r["overall"]),
                     "significant": r["overall"]["significant"], "significant_dimensions": hits}
                    for seed, (r, hits) in enumerate(zip(null_results, dimension_hits))]}
 
@@ -124,7 +114,7 @@ def verdict(results: dict[str, Any]) -> list[str]:
     difference, ci = overall.get("mean_difference"), overall.get("mean_difference_ci") or (None, None)
     interval = (f"{difference:+.3f} [95% CI {ci[0]:+.3f}, {ci[1]:+.3f}]" if difference is not None
                 and None not in ci else "not computable")
-    p = _p_of(overall)
+    p = corrected_p(overall)
     p_text = "not computable" if p is None or not np.isfinite(p) else f"{p:.3g}"
     unit = (f"over {overall.get('n_a')} mental and {overall.get('n_b')} physical illnesses"
             if method == "controlled" else f"over {overall.get('n_pairs')} item x noun phrase pairs")
@@ -161,12 +151,6 @@ def verdict(results: dict[str, Any]) -> list[str]:
                      "length (pieces) and frequency with stigma, and pairs prompts rather than illnesses, so even a "
                      "random model comes out significant. Use the default --method controlled for conclusions.")
     return lines
-
-
-def stars(p: float | None) -> str:
-    if p is None or not np.isfinite(p):
-        return ""
-    return next((mark for limit, mark in STARS if p < limit), "n.s.")
 
 
 def pairs(scores: pd.DataFrame) -> pd.DataFrame:

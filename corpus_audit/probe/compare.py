@@ -32,6 +32,7 @@ from corpus_audit.common.html import BASE_STYLE, esc, num, p_value, table
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.common.log import to_stderr
 from corpus_audit.probe.folder import ProbeFolder, ProbeSummary
+from corpus_audit.probe.results import AQ27Results
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import holm
 from corpus_audit.stigma.unit_stats import ALPHA, compare_units
@@ -51,24 +52,25 @@ def _label(summary: ProbeSummary, path: Path) -> str:
     return f"{summary.model_id} ({path.name})"
 
 
-def _load(paths: Sequence[str | Path]) -> list[tuple[str, ProbeSummary, pd.DataFrame]]:
-    """(label, summary, illnesses table) of each AQ-27 probe folder; CompareError where they do not match."""
+def _load(paths: Sequence[str | Path]) -> list[tuple[str, ProbeSummary, AQ27Results, pd.DataFrame]]:
+    """(label, summary, its typed results, illnesses table) of each AQ-27 probe folder; CompareError where they do
+    not match."""
     loaded = []
     for path in map(Path, paths):
         folder = ProbeFolder(path)
         summary = folder.read_summary()
         if summary.probe != "aq27":
             raise CompareError(f"{path}: a {summary.probe} probe; probe compare compares AQ-27 probes")
-        loaded.append((_label(summary, path), summary, folder.read_illnesses()))
+        loaded.append((_label(summary, path), summary, AQ27Results.of(summary, folder.summary),
+                       folder.read_illnesses()))
     if len(loaded) < 2:
         raise CompareError("give at least two AQ-27 probe folders to compare")
     for name in ("lang", "method"):
-        values = {getattr(s, name, None) if name == "lang" else s.results.get("method", "paper")
-                  for _, s, _ in loaded}
+        values = {s.lang if name == "lang" else r.method for _, s, r, _ in loaded}
         if len(values) > 1:
             raise CompareError(f"the probes differ in {name} ({', '.join(sorted(map(str, values)))}): probe each "
                                "model with the same options to compare them")
-    labels = [label for label, _, _ in loaded]
+    labels = [label for label, _, _, _ in loaded]
     if len(set(labels)) < len(labels):
         raise CompareError("two folders hold the same model's probe: give each model once")
     return loaded
@@ -85,21 +87,15 @@ def compare(paths: Sequence[str | Path], outdir: str | Path, *, n_boot: int = 20
 
     loaded = _load(paths)
     out = Path(check_output_location(outdir))
-    method = loaded[0][1].results.get("method", "paper")
-    rows = []
-    for label, summary, _ in loaded:
-        results = summary.results
-        for record in [{"dimension": "ALL", **results["overall"]}, *results["dimensions"]]:
-            rows.append({"model": label, "dimension": record["dimension"],
-                         "mean_difference": record.get("mean_difference"),
-                         "ci_low": (record.get("mean_difference_ci") or (None, None))[0],
-                         "ci_high": (record.get("mean_difference_ci") or (None, None))[1],
-                         "p": record.get("p_holm", record.get("p_bonferroni", record.get("permutation_p",
-                                                                                         record.get("wilcoxon_p")))),
-                         "significant": record.get("significant"), "flagged": record.get("flagged")})
-    per_model = pd.DataFrame(rows)
+    method = loaded[0][2].method
+    per_model = pd.DataFrame([{"model": label, "dimension": record.dimension,
+                               "mean_difference": record.mean_difference, "ci_low": record.mean_difference_ci[0],
+                               "ci_high": record.mean_difference_ci[1], "p": record.p,
+                               "significant": record.significant, "flagged": record.flagged}
+                              for label, _, results, _ in loaded
+                              for record in (results.overall, *results.dimensions)])
     tests = []
-    for (label_a, _, ill_a), (label_b, _, ill_b) in itertools.combinations(loaded, 2):
+    for (label_a, _, _, ill_a), (label_b, _, _, ill_b) in itertools.combinations(loaded, 2):
         shared = ill_a.merge(ill_b, on=["illness", "illness_type"], suffixes=("_a", "_b"))
         if len(shared) < len(ill_a) or len(shared) < len(ill_b):
             log(f"{label_a} vs {label_b}: {len(shared)} illnesses in both probes (of {len(ill_a)} and {len(ill_b)})")
@@ -120,7 +116,7 @@ def compare(paths: Sequence[str | Path], outdir: str | Path, *, n_boot: int = 20
         record["significant"] = bool(p < ALPHA)
     verdict = _verdict(tests, method)
     result = jsonable({"models": [{"label": label, "model_id": s.model_id, "lang": s.lang,
-                                   "folder": str(Path(p))} for (label, s, _), p in zip(loaded, paths)],
+                                   "folder": str(Path(p))} for (label, s, _, _), p in zip(loaded, paths)],
                        "method": method, "per_model": per_model.to_dict(orient="records"), "tests": tests,
                        "verdict": verdict, "n_boot": n_boot, "permutations": permutations, "seed": seed})
     with folder_lock(out):

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
-from corpus_audit.probe.analysis import stars  # noqa: E402
+from corpus_audit.probe.results import stars  # noqa: E402
 from corpus_audit.probe.folder import FIGURE_FORMATS, LINK_FIGURE, ProbeFolder  # noqa: E402
 from corpus_audit.stigma.aq27 import DIMENSIONS, REVERSE_SCORED  # noqa: E402
 

@@ -56,30 +56,6 @@ BASELINES = "baselines.parquet"
 BASELINE_PARTS = "baseline-parts"
 NULL_SCORES = "null_scores.parquet"
 NULL_PARTS = "null-parts"
-#: Figures (stem -> caption), in report order; each is written as every one of FIGURE_FORMATS.
-FIGURES = {
-    "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per AQ-27 "
-                "dimension (the seed paper's Figure 1).",
-    "differences": "Mean score difference, mental - physical, per AQ-27 dimension, with 95% bootstrap CIs over the "
-                   "illnesses (--method paper: over the item x noun phrase pairs) and the corrected significance "
-                   "(the seed paper's Figure 2); above 0: the items make a mental illness more likely.",
-}
-#: Figures of each probe (stem -> caption), in report order.
-PROBE_FIGURES = {
-    "aq27": FIGURES,
-    "gender": {"gender": "Mean probability of female, male and unspecified fills per set of prompts, mental (left) "
-                         "and non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
-                         "Bonferroni-adjusted."},
-    "social-distance": {"negative": "P(negative) per condition, stigmatised (red) and not (blue), mean over the "
-                                    "templates; the line: the baseline prompts without a condition (Mei et al.'s "
-                                    "Figures 2-3)."},
-    "sentiment": {"sentiment": "Share of negative labels per condition, stigmatised (red) and not (blue); with a "
-                               "social-distance probe, against its P(negative) (Mei et al. §5.3)."},
-    "contextual": {"contextual": "Left: odds ratio of a stigma-congruent completion vs the healthy baseline per "
-                                 "condition (binomial mixed model, scenario random; 95% CI, log scale), coloured by "
-                                 "category. Right: share of stigma-congruent completions per condition and prompt "
-                                 "arm (Wang et al.'s Figures 3a and 4a)."},
-}
 LINK_FIGURE = "link"
 LINK_CAPTION = ("Left: per AQ-27 dimension, the corpus's mental - physical difference against the model's. Right: per "
                 "illness, how often the corpus mentions it against the model's mean score of its prompts.")

@@ -122,6 +122,7 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
     """Link the audits to the probe, write ``link.json``, ``link_dimensions.csv``, ``link_illnesses.csv`` and the
     link figure into the probe folder, re-render its ``report.html``, and return what ``link.json`` holds."""
     from corpus_audit.probe.figures import write_link_figure
+    from corpus_audit.probe.probes import probe_class
     from corpus_audit.probe.report import write_report
 
     probe_folder = ProbeFolder(probe)
@@ -244,5 +245,5 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
                 table.to_csv(tmp, index=False)
         write_link_figure(probe_folder, dimensions_table, illnesses_table)
         write_text_atomic(probe_folder.link, json.dumps(result, indent=2, allow_nan=False))
-        write_report(probe_folder)
+        write_report(probe_folder, probe_class(summary.probe, probe_folder.summary))
     return result

@@ -18,8 +18,8 @@ from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.log import to_stderr
 from corpus_audit.embed import model_identity
-from corpus_audit.probe.parts import PLLParts
-from corpus_audit.probe.pll import MAX_TOKENS, MaskedLM
+from corpus_audit.probe.models.masked import MAX_TOKENS, ModelOnDemand
+from corpus_audit.probe.models.parts import PLLParts
 
 OUTPUT_FORMATS = (".parquet", ".jsonl", ".csv")
 
@@ -64,7 +64,7 @@ def score_file(model: str, input_path: str | Path, output: str | Path, *, metric
     if not sentences:
         raise SentencesInputError(f"{input_path}: no sentences")
     parts = PLLParts(output.with_name(output.name + ".parts"), [model, model_identity(model), metric])
-    results = parts.score(sentences, lambda: MaskedLM.load(model, device, log, threads), metric, max_tokens, log,
+    results = parts.score(sentences, ModelOnDemand(model, device, threads, log), metric, max_tokens, log,
                           progress)
     table = pd.DataFrame({"sentence": sentences, "pll": [r.total for r in results],
                           "n_tokens": [len(r.scores) for r in results], "tokens": [r.tokens for r in results],

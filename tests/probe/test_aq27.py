@@ -4,6 +4,7 @@ the outputs, the statistics recomputed independently, skipping, resuming and the
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 
@@ -15,15 +16,21 @@ from click.testing import CliRunner
 from scipy import stats
 
 from corpus_audit.cli import main
-from corpus_audit.probe import parts as parts_module
-from corpus_audit.probe.aq27 import AQ27Options, run_aq27
-from corpus_audit.probe.folder import FIGURE_FORMATS, FIGURES, ProbeFolder
-from corpus_audit.probe.pll import MaskedLM
-from corpus_audit.probe.questionnaire import bundled_folder
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder, ProbeOutputError
+from corpus_audit.probe.models import parts as parts_module
+from corpus_audit.probe.models.masked import MaskedLM
+from corpus_audit.probe.questionnaires.aq27 import AQ27Options, AQ27Probe
+from corpus_audit.probe.questionnaires.files import bundled_folder
+from corpus_audit.probe.results import AQ27Results
+from corpus_audit.probe.run import run_probe
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
 NOUN_PHRASES = ("James", "Mary", "a woman", "someone")
 ILLNESSES = ("schizophrenia", "depression", "anxiety", "bronchitis", "asthma", "diabetes")
+
+
+def run_aq27(options, outdir, log):
+    return run_probe(AQ27Probe(options), outdir, log=log)
 
 
 def trimmed(folder, lang="en", noun_phrases=NOUN_PHRASES, illnesses=ILLNESSES):
@@ -60,6 +67,25 @@ def probe_dir(anchor_models, questionnaire, tmp_path_factory):
     return outdir
 
 
+def test_the_typed_results_read_what_summary_json_holds(probe_dir):
+    summary = ProbeFolder(probe_dir).read_summary()
+    raw, results = summary.results, AQ27Results.of(summary)
+    assert results.method == raw["method"] == "paper" and results.prompts == raw["counts"]["prompts"]
+    assert results.verdict == tuple(raw["verdict"]) and len(results.dimensions) == 9
+    assert results.overall.dimension == "ALL" and results.overall.p == raw["overall"]["wilcoxon_p"]
+    for typed, record in zip(results.dimensions, raw["dimensions"]):
+        assert typed.dimension == record["dimension"] and typed.p_name == "p_bonferroni"
+        assert typed.p == record["p_bonferroni"] and typed.significant == record["significant"]
+        assert typed.mean_difference_ci == tuple(record["mean_difference_ci"])
+        assert (typed.n_mental, typed.n_physical, typed.mean_mental, typed.mean_physical, typed.effect) == (
+            record["n_pairs"], record["n_pairs"], record["mean_a"], record["mean_b"], record["rank_biserial"])
+        assert typed.label == record["dimension"] + (" (reversed)" if record["reverse_scored"] else "")
+    with pytest.raises(ProbeOutputError, match="lacks results.overall"):
+        AQ27Results.of(dataclasses.replace(summary, results={"method": "paper"}))
+    with pytest.raises(ProbeOutputError, match="a gender probe, not an AQ-27 probe"):
+        AQ27Results.of(dataclasses.replace(summary, probe="gender"))
+
+
 def test_the_probe_writes_every_output(probe_dir):
     folder = ProbeFolder(probe_dir)
     scores = pd.read_parquet(folder.scores)
@@ -69,11 +95,11 @@ def test_the_probe_writes_every_output(probe_dir):
     assert summary.probe == "aq27" and summary.options["metric"] == "within_word_l2r"
     assert summary.results["counts"]["illnesses"] == {"mental": 3, "physical": 3}
     assert len(folder.read_dimensions()) == 9 and len(folder.read_illnesses()) == len(ILLNESSES)
-    for stem in FIGURES:
+    for stem in AQ27Probe.figures:
         for fmt in FIGURE_FORMATS:
             assert folder.figure(stem, fmt).stat().st_size > 1000
     report = folder.report.read_text(encoding="utf-8")
-    assert "Table 2" in report and report.count("data:image/png;base64,") == len(FIGURES)
+    assert "Table 2" in report and report.count("data:image/png;base64,") == len(AQ27Probe.figures)
 
 
 def test_prompt_scores_are_the_anchors(probe_dir):
@@ -317,5 +343,5 @@ def test_compare_puts_two_models_side_by_side_and_tests_their_gaps(controlled_di
 def test_the_controlled_method_refuses_the_sentence_scope_clearly(tmp_path):
     result = CliRunner().invoke(main, ["probe", "aq27", "--model", str(tmp_path), "-o", str(tmp_path / "out"),
                                        "--scope", "sentence"])
-    assert result.exit_code == 1 and "--scope sentence goes with --method paper only" in result.output
+    assert result.exit_code == 2 and "--scope sentence goes with --method paper only" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)

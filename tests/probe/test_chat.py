@@ -9,7 +9,14 @@ import time
 import pytest
 from chat_stub import ChatStub
 
-from corpus_audit.probe.chat import BudgetExhausted, ChatClient, ChatRequest, EndpointError, ResponseStore, retry_after
+from corpus_audit.probe.models.chat import (
+    BudgetExhausted,
+    ChatClient,
+    ChatRequest,
+    EndpointError,
+    ResponseStore,
+    retry_after,
+)
 
 
 def _requests(n: int, model: str = "stub-model") -> list[ChatRequest]:

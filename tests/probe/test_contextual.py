@@ -16,12 +16,19 @@ from click.testing import CliRunner
 from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
-from corpus_audit.probe.coding import instrument_codes, type_agreement
-from corpus_audit.probe.contextual import LABELS_FILE, hand_labels, public_endpoint, separated
 from corpus_audit.probe.folder import ProbeFolder
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder
-from corpus_audit.probe.scenarios import (
-    DOMAINS, HEALTHY, TYPES, completion_requests, explicit_messages, load_design, parse_judgement, parse_likert,
+from corpus_audit.probe.questionnaires.coding import instrument_codes, type_agreement
+from corpus_audit.probe.questionnaires.contextual import LABELS_FILE, hand_labels, public_endpoint, separated
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder
+from corpus_audit.probe.questionnaires.scenarios import (
+    DOMAINS,
+    HEALTHY,
+    TYPES,
+    completion_requests,
+    explicit_messages,
+    load_design,
+    parse_judgement,
+    parse_likert,
     score_likert,
 )
 from corpus_audit.scm.columns import OUTPUT_COLUMNS

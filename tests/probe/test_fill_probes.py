@@ -5,6 +5,7 @@ recomputed independently from the model's own fills, and the link of each probe 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 
@@ -18,11 +19,13 @@ from statsmodels.stats.multitest import multipletests
 from test_link import audit_dir  # noqa: F401  (the audit fixture)
 
 from corpus_audit.cli import main
-from corpus_audit.probe.folder import FIGURE_FORMATS, PROBE_FIGURES, ProbeFolder
-from corpus_audit.probe.pll import MaskedLM
-from corpus_audit.probe.questionnaire import bundled_folder
-from corpus_audit.probe.social_distance import BASELINE
-from corpus_audit.probe.valence import agreement, auto_labels, is_word, read_function_words, read_labels
+from corpus_audit.probe.folder import FIGURE_FORMATS, ProbeFolder, ProbeOutputError
+from corpus_audit.probe.models.masked import MaskedLM
+from corpus_audit.probe.questionnaires.files import bundled_folder
+from corpus_audit.probe.questionnaires.gender import GenderProbe
+from corpus_audit.probe.questionnaires.social_distance import BASELINE
+from corpus_audit.probe.questionnaires.valence import agreement, auto_labels, is_word, read_function_words, read_labels
+from corpus_audit.probe.results import GenderResults, SocialDistanceResults
 
 DIAGNOSES = ("depression", "schizophrenia", "anxiety", "diabetes", "influenza", "cancer")
 CONDITIONS = ("depression(symptomatic)", "depression(remitted)", "Latina/Latino", "HIV(average symptoms)",
@@ -87,7 +90,7 @@ def test_gender_probe_writes_every_output(gender_dir):
     assert len(scores) == (17 + 4) * len(DIAGNOSES)
     assert ((scores["p_female"] + scores["p_male"] + scores["p_unspecified"]) <= 1 + 1e-9).all()
     assert scores["p_female"].gt(0).any() and scores["p_male"].gt(0).any()
-    for stem in PROBE_FIGURES["gender"]:
+    for stem in GenderProbe.figures:
         for fmt in FIGURE_FORMATS:
             assert folder.figure(stem, fmt).stat().st_size > 1000
     report = folder.report.read_text(encoding="utf-8")
@@ -322,9 +325,46 @@ def test_the_link_puts_corpus_statistics_beside_each_probe(probe, gender_dir, di
     assert "Per illness" in (outdir / "report.html").read_text(encoding="utf-8")
 
 
-def test_a_bad_option_combination_is_a_clear_error(bert, tmp_path):
-    result = CliRunner().invoke(main, ["probe", "gender", "--model", bert, "-o", str(tmp_path / "out"), "--top-k",
-                                       "5"])
-    assert result.exit_code == 1 and "--branch (10: fills followed at each recursive step) cannot exceed " \
-        "--top-k (5" in result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit)  # no traceback
+@pytest.mark.parametrize("arguments, message", [
+    (["probe", "gender", "--top-k", "5"], "--branch (10: fills followed at each recursive step) cannot exceed"),
+    (["probe", "aq27", "--scope", "sentence"], "--scope sentence goes with --method paper only"),
+    (["probe", "social-distance", "--instrument-model", "m"], "with --valence lexicons they would be ignored"),
+    (["probe", "social-distance", "--valence", "vader", "--axes", "{axes}"], "add --valence instrument"),
+])
+def test_option_combinations_are_usage_errors_before_any_work(arguments, message, tmp_path):
+    """Checked by the probe's options before the model is looked at (there is none here): exit 2, no traceback."""
+    axes = tmp_path / "axes.npz"
+    axes.write_bytes(b"")
+    result = CliRunner().invoke(main, [*[a.format(axes=axes) for a in arguments], "--model",
+                                       str(tmp_path / "no-model"), "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and message in result.output and "Usage:" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert not (tmp_path / "out").exists()
+
+
+def test_sentiment_against_a_folder_of_another_probe_is_a_usage_error(gender_dir, tmp_path):
+    result = CliRunner().invoke(main, ["probe", "sentiment", "--model", str(tmp_path / "no-model"), "-o",
+                                       str(tmp_path / "out"), "--social-distance", str(gender_dir)])
+    assert result.exit_code == 2 and "not a social-distance probe folder (it holds a gender probe)" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_typed_results_read_the_fill_probes_summaries(gender_dir, distance_dir):
+    gender = ProbeFolder(gender_dir).read_summary()
+    expected = [r for r in gender.results["paired"] if r["part"] == "all"]
+    tests = GenderResults.of(gender).tests
+    assert len(tests) == len(expected) >= 2
+    for test, record in zip(tests, expected):
+        assert (test.family, test.diagnosis_type, test.p_female, test.p_male, test.cohens_d, test.p_bonferroni) == (
+            record["family"], record["diagnosis_type"], record["mean_a"], record["mean_b"], record["cohens_d"],
+            record["p_bonferroni"])
+    distance = ProbeFolder(distance_dir).read_summary()
+    results, raw = SocialDistanceResults.of(distance), distance.results
+    assert results.overall.mean_stigmatized == raw["comparisons"]["all"]["mean_a"]
+    assert results.overall.mean_difference == raw["comparisons"]["all"]["mean_difference"]
+    assert (results.above_half_stigmatized, results.stigmatized_conditions) == (
+        raw["above_half"]["stigmatized"], raw["n_conditions"]["stigmatized"])
+    with pytest.raises(ProbeOutputError, match="a gender probe, not a social-distance probe"):
+        SocialDistanceResults.of(gender)
+    with pytest.raises(ProbeOutputError, match="lacks results.paired"):
+        GenderResults.of(dataclasses.replace(gender, results={}))

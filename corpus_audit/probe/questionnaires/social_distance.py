@@ -4,36 +4,35 @@ stigmatised and 29 non-stigmatised conditions (Mei et al. 2023), in two checkpoi
 * **fill**: every template x item x condition phrase ("It is <mask> for me to rent a room in my home to someone who
   has depression."), and the baselines without a condition ("... to someone."), filled with the model's ``top_k``
   (50) most probable words and their probabilities (``fills.parquet``);
-* **report**: each distinct fill word gets a valence (:mod:`corpus_audit.probe.valence`: the hand labels, then an
-  automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass) of its top-k,
-  irrelevant fills left out; per condition and template the mean over the 7 items, a condition with several phrases
-  (Latina, Latine, Latino) the mean over its phrases; per condition the mean over the templates. Stigmatised vs
-  non-stigmatised: the difference of means with a bootstrap CI and Mann-Whitney's test, per template and overall;
-  how many conditions exceed 0.5. ``conditions.csv`` per condition; ``illnesses.csv`` per illness of the illness
-  lexicon that a condition names (depression, bipolar disorder, schizophrenia, type 2 diabetes), for the link.
+* **report**: each distinct fill word gets a valence (:mod:`corpus_audit.probe.questionnaires.valence`: the hand
+  labels, then an automatic method); per prompt P(negative) = negative mass / (positive + negative + neutral mass)
+  of its top-k, irrelevant fills left out; per condition and template the mean over the 7 items, a condition with
+  several phrases (Latina, Latine, Latino) the mean over its phrases; per condition the mean over the templates.
+  Stigmatised vs non-stigmatised: the difference of means with a bootstrap CI and Mann-Whitney's test, per template
+  and overall; how many conditions exceed 0.5. ``conditions.csv`` per condition; ``illnesses.csv`` per illness of
+  the illness lexicon that a condition names (depression, bipolar disorder, schizophrenia, type 2 diabetes), for the
+  link.
 """
 
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
-from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
-from corpus_audit.common.checkpoints import Checkpoints
+from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
-from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
-from corpus_audit.probe.fill_common import FillRun, FillStage
-from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
-                                       ProbeSummary)
-from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
-from corpus_audit.probe.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
+from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
+from corpus_audit.probe.models.fill import FillRun, FillStage
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.valence import METHODS, agreement, auto_labels, read_function_words, read_labels
+from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import social_distance_section
 from corpus_audit.stigma.stats import compare_groups, holm
 from corpus_audit.stigma.unit_stats import ALPHA
 
@@ -73,6 +72,10 @@ class SocialDistanceOptions:
             raise ProbeOptionsError(f"valence must be one of {', '.join(METHODS)}, not {self.valence!r}")
         if self.top_k < 1:
             raise ProbeOptionsError("top_k must be at least 1")
+        if (self.instrument_model or self.axes) and self.valence != "instrument":
+            raise ProbeOptionsError("--instrument-model and --axes choose the instrument of --valence instrument: "
+                                    f"with --valence {self.valence} they would be ignored; add --valence instrument "
+                                    "or leave them out")
 
 
 def folder_of(lang: str, questionnaire: str | Path | None) -> Path:
@@ -209,94 +212,79 @@ def illness_table(conditions: pd.DataFrame, measure: str, lang: str) -> pd.DataF
     return table
 
 
-def run_social_distance(options: SocialDistanceOptions, outdir: str | Path, log: Callable[[str], None] = to_stderr,
-                        progress: bool = False) -> ProbeSummary:
-    """Run (or resume) the Social Distance probe of ``options.model`` into ``outdir``; return its summary."""
-    import pandas as pd
+class SocialDistanceProbe(Probe[SocialDistanceOptions]):
+    """Mei et al.'s Social Distance Scale (module docstring): the fill stage, then the report."""
 
-    from corpus_audit.embed import model_identity
+    options_type = SocialDistanceOptions
+    name = "social-distance"
+    title = "Social Distance probe (Mei et al. 2023)"
+    figures: ClassVar[dict[str, str]] = {
+        "negative": ("P(negative) per condition, stigmatised (red) and not (blue), mean over the templates; the "
+                     "line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."),
+    }
+    section = staticmethod(social_distance_section)
 
-    folder = ProbeFolder(check_output_location(outdir))
-    source = folder_of(options.lang, options.questionnaire)
-    table = prompt_table(source)
-    with folder_lock(folder.path):
-        remove_temporaries(folder.path)
-        checkpoints = Checkpoints(folder.checkpoints, log)
+    def prepare(self) -> None:
+        self.source = folder_of(self.options.lang, self.options.questionnaire)
+        self.table = prompt_table(self.source)
+
+    def stages(self, run: ProbeRun) -> ProbeSummary:
+        import pandas as pd
+
+        from corpus_audit.embed import model_identity
+
+        options, folder, source, table = self.options, run.folder, self.source, self.table
         fill_inputs = {"model": [options.model, model_identity(options.model)], "top_k": options.top_k,
                        "questionnaire": [sha256_file(source / name) for name in FILES]}
         labels_path = Path(options.labels) if options.labels else source / LABELS_FILE
         report_inputs = {**fill_inputs, "valence": options.valence, "hand_labels": options.hand_labels,
                          "labels": sha256_file(labels_path) if labels_path.is_file() else None, "axes": options.axes,
-                         "instrument_model": options.instrument_model,
-                         "n_boot": options.n_boot, "seed": options.seed, "version": __version__}
-        report_outputs = [folder.summary, folder.conditions, folder.illnesses, folder.scores, folder.fill_labels,
-                          *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["social-distance"]
-                            for fmt in FIGURE_FORMATS)]
-        seconds: dict[str, float] = {}
-        reason = checkpoints.fresh("fill", fill_inputs, folder.fills)
-        if reason is None:
-            log("fill: up to date, skipped")
-            fills = pd.read_parquet(folder.fills)
-            model_id = folder.previous_model_id(options.model)
-            from corpus_audit.probe.report import report_up_to_date
+                         "instrument_model": options.instrument_model, "n_boot": options.n_boot, "seed": options.seed}
+        model_ids: list[str] = []
 
-            if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
-                return done
-        else:
-            log(f"fill: {reason}")
-            started = time.perf_counter()
-            stage = FillStage(FillRun(options.model, options.device, options.max_tokens, options.threads), log,
-                              progress)
+        def fill() -> pd.DataFrame:
+            stage = FillStage(FillRun(options.model, options.device, options.max_tokens, options.threads), run.log,
+                              run.progress)
             found, model_id = stage.fill(table["prompt"].tolist(), folder.score_parts, fill_inputs["model"],
                                          options.top_k)
-            fills = pd.DataFrame([(row, rank, fill.word, fill.prob) for row, prompt in enumerate(table["prompt"])
-                                  for rank, fill in enumerate(found[prompt], start=1)],
-                                 columns=["row", "rank", "word", "prob"])
-            with atomic_path(folder.fills) as tmp:
-                fills.to_parquet(tmp, index=False)
-            checkpoints.mark("fill", fill_inputs, folder.fills)
-            seconds["fill"] = time.perf_counter() - started
-        summary = _report(table, fills, folder, options, model_id, source, seconds, log)
-        checkpoints.mark("report", report_inputs, *report_outputs)
-    return summary
+            model_ids.append(model_id)
+            return pd.DataFrame([(row, rank, fill.word, fill.prob) for row, prompt in enumerate(table["prompt"])
+                                 for rank, fill in enumerate(found[prompt], start=1)],
+                                columns=["row", "rank", "word", "prob"])
 
+        fills = run.table_stage("fill", fill_inputs, folder.fills, fill)
+        model_id = model_ids[0] if model_ids else folder.previous_model_id(options.model)
+        outputs = [folder.conditions, folder.illnesses, folder.scores, folder.fill_labels, *self.figure_files(folder)]
+        return run.report(report_inputs, outputs, lambda: self._results(fills, folder, model_id, run.log))
 
-def _report(table: pd.DataFrame, fills: pd.DataFrame, folder: ProbeFolder, options: SocialDistanceOptions,
-            model_id: str, source: Path, seconds: dict[str, float], log: Callable[[str], None]) -> ProbeSummary:
-    from corpus_audit.probe.figures import write_social_distance_figures
-    from corpus_audit.probe.report import write_report
+    def _results(self, fills: pd.DataFrame, folder: ProbeFolder, model_id: str, log: Callable[[str], None]
+                 ) -> ProbeSummary:
+        from corpus_audit.probe.figures import write_social_distance_figures
 
-    started = time.perf_counter()
-    folder.remove_link(log)
-    labels, sources, validation = label_fills(sorted(set(fills["word"])), options, source, log)
-    fills = fills.assign(label=fills["word"].map(labels), label_source=fills["word"].map(sources))
-    masses = p_negative(fills)
-    scores = table.join(masses, how="left")
-    conditions = per_condition(scores)
-    results = analyse(conditions, options.n_boot, options.seed)
-    total = fills["prob"].sum()
-    validation["mass_labelled_by_hand"] = float(fills.loc[fills["label_source"] == "hand", "prob"].sum() / total) \
-        if total > 0 else None
-    results.update(jsonable({"valence": validation, "measure": "P(negative)",
-                             "counts": {"prompts": int(len(table)), "fill_words": int(fills["word"].nunique()),
-                                        "top_k": options.top_k,
-                                        "mean_top_k_mass": float(fills.groupby("row")["prob"].sum().mean())},
-                             "conditions": conditions.to_dict(orient="records")}))
-    for path, frame in ((folder.conditions, conditions),
-                        (folder.illnesses, illness_table(conditions, "p_negative", options.lang))):
-        with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False)
-    with atomic_path(folder.scores) as tmp:
-        scores.to_parquet(tmp, index=False)
-    words = fills.groupby("word", sort=False).agg(label=("label", "first"), source=("label_source", "first"),
-                                                  total_probability=("prob", "sum"), fills=("prob", "size"))
-    with atomic_path(folder.fill_labels) as tmp:
-        words.sort_values("total_probability", ascending=False).to_csv(tmp)
-    write_social_distance_figures(folder, conditions)
-    seconds["report"] = time.perf_counter() - started
-    recorded = {name: value for name, value in asdict(options).items() if name not in RUN_OPTIONS}
-    summary = ProbeSummary("social-distance", model_id, options.lang, {**recorded, "questionnaire": str(source)},
-                           results, __version__, seconds)
-    folder.write_summary(summary)
-    write_report(folder)
-    return summary
+        options = self.options
+        labels, sources, validation = label_fills(sorted(set(fills["word"])), options, self.source, log)
+        fills = fills.assign(label=fills["word"].map(labels), label_source=fills["word"].map(sources))
+        masses = p_negative(fills)
+        scores = self.table.join(masses, how="left")
+        conditions = per_condition(scores)
+        results = analyse(conditions, options.n_boot, options.seed)
+        total = fills["prob"].sum()
+        validation["mass_labelled_by_hand"] = float(fills.loc[fills["label_source"] == "hand", "prob"].sum()
+                                                    / total) if total > 0 else None
+        results.update(jsonable({"valence": validation, "measure": "P(negative)",
+                                 "counts": {"prompts": int(len(self.table)), "fill_words": int(fills["word"].nunique()),
+                                            "top_k": options.top_k,
+                                            "mean_top_k_mass": float(fills.groupby("row")["prob"].sum().mean())},
+                                 "conditions": conditions.to_dict(orient="records")}))
+        for path, frame in ((folder.conditions, conditions),
+                            (folder.illnesses, illness_table(conditions, "p_negative", options.lang))):
+            with atomic_path(path) as tmp:
+                frame.to_csv(tmp, index=False)
+        with atomic_path(folder.scores) as tmp:
+            scores.to_parquet(tmp, index=False)
+        words = fills.groupby("word", sort=False).agg(label=("label", "first"), source=("label_source", "first"),
+                                                      total_probability=("prob", "sum"), fills=("prob", "size"))
+        with atomic_path(folder.fill_labels) as tmp:
+            words.sort_values("total_probability", ascending=False).to_csv(tmp)
+        write_social_distance_figures(folder, conditions)
+        return self.summary(model_id, results, questionnaire=str(self.source))

@@ -7,7 +7,7 @@ that a rerun (after a kill, a budget, a failure) sends only what is missing:
   unfinished sentence) and the explicit arm (the AQ-27 per condition x repetition, integer answers in JSON, asked
   again when unusable); a judge model's codes of every completion when ``judge_model`` is given;
 * **code** (checkpointed): each completion coded stigma-congruent or not, with its types, by the instrument
-  (:mod:`corpus_audit.probe.coding`) and the judge; ``completions.parquet``, ``explicit.parquet``;
+  (:mod:`corpus_audit.probe.questionnaires.coding`) and the judge; ``completions.parquet``, ``explicit.parquet``;
 * **report** (checkpointed): per condition and arm the share of stigma-congruent completions; a binomial mixed model
   (condition and prompt arm fixed, scenario random) with odds ratios vs the healthy baseline, Benjamini-Hochberg
   over the conditions; the same by category; stigma types per condition; the explicit AQ-27 scores beside the
@@ -21,26 +21,35 @@ from __future__ import annotations
 import time
 import urllib.parse
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
-from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
-from corpus_audit.common.checkpoints import Checkpoints, fingerprint
+from corpus_audit.common.atomic import atomic_path
+from corpus_audit.common.checkpoints import fingerprint
 from corpus_audit.common.jsonable import jsonable
-from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
+from corpus_audit.common.version import __version__
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
-from corpus_audit.probe.chat import ChatClient, ChatRequest, ResponseStore
-from corpus_audit.probe.coding import instrument_codes, type_agreement
-from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
-                                       ProbeSummary)
-from corpus_audit.probe.questionnaire import QuestionnaireError, bundled_folder, read_rows
-from corpus_audit.probe.scenarios import (
-    ARMS, HEALTHY, TYPES, Design, completion_requests, explicit_messages, judge_messages,
-    load_design, parse_judgement, parse_likert, score_likert,
+from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
+from corpus_audit.probe.models.chat import ChatClient, ChatRequest, ResponseStore
+from corpus_audit.probe.questionnaires.coding import instrument_codes, type_agreement
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.scenarios import (
+    ARMS,
+    HEALTHY,
+    TYPES,
+    Design,
+    completion_requests,
+    explicit_messages,
+    judge_messages,
+    load_design,
+    parse_judgement,
+    parse_likert,
+    score_likert,
 )
+from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import contextual_section
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import mixed_logit, rank_correlation
 
@@ -358,85 +367,80 @@ def illness_table(table: pd.DataFrame, lang: str) -> pd.DataFrame:
     return out.sort_values("illness").reset_index(drop=True)
 
 
-def run_contextual(options: ContextualOptions, outdir: str | Path, log: Callable[[str], None] = to_stderr,
-                   progress: bool = False) -> ProbeSummary:
-    """Run (or resume) the contextual probe of ``options.model`` into ``outdir``; return its summary."""
-    import pandas as pd
+class ContextualProbe(Probe[ContextualOptions]):
+    """Wang et al.'s contextual judgements (module docstring): the requests (kept by key in ``responses.jsonl``,
+    not checkpointed: a rerun sends only what is missing), the code stage, then the report."""
 
-    source = Path(options.questionnaire) if options.questionnaire else bundled_folder(options.lang)
-    design = load_design(options.lang, source)
-    labels_path = Path(options.labels) if options.labels else source / LABELS_FILE
-    labels = hand_labels(labels_path, design)
-    folder = ProbeFolder(check_output_location(outdir))
-    with folder_lock(folder.path):
-        remove_temporaries(folder.path)
-        run = _Run(options, folder, design, log, progress)
+    options_type = ContextualOptions
+    name = "contextual"
+    title = "Contextual-judgement probe (Wang et al. 2026)"
+    figures: ClassVar[dict[str, str]] = {
+        "contextual": ("Left: odds ratio of a stigma-congruent completion vs the healthy baseline per condition "
+                       "(binomial mixed model, scenario random; 95% CI, log scale), coloured by category. Right: "
+                       "share of stigma-congruent completions per condition and prompt arm (Wang et al.'s Figures "
+                       "3a and 4a)."),
+    }
+    section = staticmethod(contextual_section)
+
+    def prepare(self) -> None:
+        options = self.options
+        self.source = Path(options.questionnaire) if options.questionnaire else bundled_folder(options.lang)
+        self.design = load_design(options.lang, self.source)
+        self.labels_path = Path(options.labels) if options.labels else self.source / LABELS_FILE
+        self.labels = hand_labels(self.labels_path, self.design)
+
+    def stages(self, run: ProbeRun) -> ProbeSummary:
+        import pandas as pd
+
+        options, folder = self.options, run.folder
+        requests = _Run(options, folder, self.design, run.log, run.progress)
         started = time.perf_counter()
-        completions = run.completions()
-        explicit = run.explicit() if options.explicit else None
-        seconds = {"requests": time.perf_counter() - started}
-        checkpoints = Checkpoints(folder.checkpoints, log)
+        completions = requests.completions()
+        explicit = requests.explicit() if options.explicit else None
+        run.seconds["requests"] = time.perf_counter() - started
         code_inputs = {"completions": fingerprint(completions[["key", "completion"]].values.tolist()),
                        "instrument": [options.instrument_model, options.lang,
                                       sha256_file(Path(options.axes)) if options.axes else None],
                        "judge": options.judge_model, "coder": options.coder, "json_mode": options.json_mode,
-                       "parse_retries": options.parse_retries, "labels": sha256_file(labels_path),
+                       "parse_retries": options.parse_retries, "labels": sha256_file(self.labels_path),
                        "version": __version__}
-        reason = checkpoints.fresh("code", code_inputs, folder.completions)
-        if reason is None:
-            log("code: up to date, skipped")
-            completions = pd.read_parquet(folder.completions)
-            coding = folder.read_summary().results["coding"] if folder.summary.is_file() else None
-        else:
-            coding = None
-        if coding is None:
-            log(f"code: {reason or 'summary.json is missing'}")
-            started = time.perf_counter()
-            completions, coding = code(run, completions, labels)
+
+        def coded() -> tuple[pd.DataFrame, dict[str, Any]]:
+            table, coding = code(requests, completions, self.labels)
             with atomic_path(folder.completions) as tmp:
-                completions.to_parquet(tmp, index=False)
-            checkpoints.mark("code", code_inputs, folder.completions)
-            seconds["code"] = time.perf_counter() - started
+                table.to_parquet(tmp, index=False)
+            return table, coding
+
+        def saved() -> tuple[pd.DataFrame, dict[str, Any]] | None:
+            # the coders' agreement is kept in summary.json only
+            coding = folder.read_summary().results.get("coding") if folder.summary.is_file() else None
+            return (pd.read_parquet(folder.completions), coding) if coding is not None else None
+
+        completions, coding = run.stage("code", code_inputs, [folder.completions], coded, saved)
         report_inputs = {"completions": sha256_file(folder.completions), "coding": coding, "arms": options.arms,
                          "explicit": fingerprint(explicit.to_dict(orient="list")) if explicit is not None else None,
-                         "permutations": options.permutations, "seed": options.seed, "version": __version__}
-        report_outputs = [folder.summary, folder.conditions, folder.illnesses,
-                          *([folder.explicit] if explicit is not None else []),
-                          *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["contextual"] for fmt in FIGURE_FORMATS)]
-        from corpus_audit.probe.report import report_up_to_date
+                         "permutations": options.permutations, "seed": options.seed}
+        outputs = [folder.conditions, folder.illnesses, *([folder.explicit] if explicit is not None else []),
+                   *self.figure_files(folder)]
+        return run.report(report_inputs, outputs, lambda: self._results(completions, explicit, coding, requests))
 
-        if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
-            return done
+    def _results(self, completions: pd.DataFrame, explicit: pd.DataFrame | None, coding: dict[str, Any],
+                 requests: _Run) -> ProbeSummary:
+        from corpus_audit.probe.figures import write_contextual_figure
+
+        options, folder = self.options, requests.folder
         if explicit is not None:
             with atomic_path(folder.explicit) as tmp:
                 explicit.to_parquet(tmp, index=False)
-        summary = _report(completions, explicit, coding, run, source, seconds)
-        checkpoints.mark("report", report_inputs, *report_outputs)
-    return summary
-
-
-def _report(completions: pd.DataFrame, explicit: pd.DataFrame | None, coding: dict[str, Any], run: _Run,
-            source: Path, seconds: dict[str, float]) -> ProbeSummary:
-    from corpus_audit.probe.figures import write_contextual_figure
-    from corpus_audit.probe.report import write_report
-
-    options, folder = run.options, run.folder
-    started = time.perf_counter()
-    folder.remove_link(run.log)
-    results, table = analyse(completions, explicit, run.design, options.arms, options.permutations, options.seed)
-    stats = run.client.stats
-    results["coding"] = coding
-    results["requests"] = {**stats.to_dict(), "stored": len(run.store),
-                           "requests_per_second": stats.completed / stats.seconds if stats.seconds else None}
-    for path, frame in ((folder.conditions, table), (folder.illnesses, illness_table(table, options.lang))):
-        with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False)
-    write_contextual_figure(folder, table, results["by_condition"]["effects"])
-    seconds["report"] = time.perf_counter() - started
-    recorded = {name: value for name, value in asdict(options).items() if name not in RUN_OPTIONS}
-    recorded["endpoint"] = public_endpoint(options.endpoint)
-    summary = ProbeSummary("contextual", options.model, options.lang, {**recorded, "questionnaire": str(source)},
-                           jsonable(results), __version__, seconds)
-    folder.write_summary(summary)
-    write_report(folder)
-    return summary
+        results, table = analyse(completions, explicit, self.design, options.arms, options.permutations,
+                                 options.seed)
+        stats = requests.client.stats
+        results["coding"] = coding
+        results["requests"] = {**stats.to_dict(), "stored": len(requests.store),
+                               "requests_per_second": stats.completed / stats.seconds if stats.seconds else None}
+        for path, frame in ((folder.conditions, table), (folder.illnesses, illness_table(table, options.lang))):
+            with atomic_path(path) as tmp:
+                frame.to_csv(tmp, index=False)
+        write_contextual_figure(folder, table, results["by_condition"]["effects"])
+        return self.summary(options.model, jsonable(results), endpoint=public_endpoint(options.endpoint),
+                            questionnaire=str(self.source))

@@ -19,15 +19,14 @@ the sentence, so that a score can be taken over the whole sentence or over the i
 
 from __future__ import annotations
 
-import csv
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from corpus_audit.common.errors import UserError
-from corpus_audit.common.resources import data_dir
 from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
 from corpus_audit.stigma.aq27 import DIMENSION_ITEMS, N_ITEMS, REVERSE_SCORED, dimension_of
 from corpus_audit.stigma.quadrants import GROUPS
 
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 NOUN_PHRASE = "[noun phrase]"
-#: How every questionnaire file writes the masked slot (replaced by the model's own mask token when filling).
-MASK = "<mask>"
 NOUN_PHRASE_KINDS = ("name", "gendered", "neutral")
 CARRIERS = "aq27_carriers.csv"
 #: Articles that a slot phrase may start with; the rest must be one token to count as "in the vocabulary".
@@ -44,10 +41,10 @@ ARTICLES = {"en": ("a", "an", "the"), "es": ("un", "una", "el", "la", "los", "la
 #: Spanish contractions a filled item may need ("a el" -> "al").
 _CONTRACTIONS = {"es": ((re.compile(r"\ba el\b"), "al"), (re.compile(r"\bde el\b"), "del"))}
 _AGREEMENT = re.compile(r"\{([^|{}]*)\|([^|{}]*)\}")
-
-
-class QuestionnaireError(UserError, ValueError):
-    """A questionnaire file is missing or malformed; the message names the file and line."""
+#: Relative pronouns that open the clause of the illness's slot ("[noun phrase] who has <mask>"). After a name that
+#: clause is non-defining, set off by commas ("James, who has asthma, ..."): the seed paper's Table 3 transforms it
+#: so, the defining clause being ungrammatical after a name.
+RELATIVE_PRONOUNS = {"en": ("who",), "es": ("que",)}
 
 
 @dataclass(frozen=True)
@@ -89,26 +86,6 @@ class Questionnaire:
 
     def carriers_file(self) -> Path:
         return self.folder / CARRIERS
-
-
-def bundled_folder(lang: str) -> Path:
-    return data_dir("questionnaires") / lang
-
-
-def read_rows(path: Path, columns: tuple[str, ...]) -> list[tuple[str, dict[str, str]]]:
-    """(``file:line``, row) of a questionnaire CSV that has ``columns``; values stripped (every probe's files)."""
-    if not path.is_file():
-        raise QuestionnaireError(f"{path}: missing (see questionnaires/README.md for the files of each probe)")
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [name for name in columns if name not in (reader.fieldnames or [])]
-        if missing:
-            raise QuestionnaireError(f"{path}: missing column(s) {', '.join(missing)}")
-        rows = [(f"{path}:{line}", {key: (value or "").strip() for key, value in row.items() if key})
-                for line, row in enumerate(reader, start=2)]
-    if not rows:
-        raise QuestionnaireError(f"{path}: no rows")
-    return rows
 
 
 def _items(path: Path) -> list[Item]:
@@ -197,6 +174,21 @@ def load_questionnaire(lang: str, folder: str | Path | None = None, lexicon: str
                          _illnesses(folder / "illnesses.csv", lang, Path(lexicon) if lexicon else None), carriers)
 
 
+def non_defining(text: str, lang: str) -> str:
+    """``text`` with the relative clause of the slot after ``[noun phrase]`` set off by commas, closed by a second
+    comma when the sentence goes on after the slot: "[noun phrase], who has <mask>, would terrify me." Texts
+    without such a clause are returned as they are."""
+    pronouns = RELATIVE_PRONOUNS.get(lang)
+    if not pronouns:
+        return text
+    clause = re.search(rf"{re.escape(NOUN_PHRASE)} ((?:{'|'.join(pronouns)}) [^<,.;:]*{re.escape(MASK)})", text)
+    if clause is None:
+        return text
+    rest = text[clause.end():]
+    closing = "," if re.match(r"\s+\w", rest) else ""
+    return f"{text[:clause.start()]}{NOUN_PHRASE}, {clause.group(1)}{closing}{rest}"
+
+
 def _fill(text: str, noun_phrase: NounPhrase, lang: str) -> str:
     text = _AGREEMENT.sub(lambda match: match.group(2 if noun_phrase.gender == "f" else 1), text)
     text = text.replace(NOUN_PHRASE, noun_phrase.text)
@@ -209,8 +201,10 @@ def fill(item: Item, noun_phrase: NounPhrase, illness: Illness, lang: str, perio
          ) -> tuple[str, int, int]:
     """The filled sentence and the characters [start, end) of the illness phrase in it.
 
-    ``period``: end the sentence with a full stop (items are written with one; without, it is dropped)."""
-    before, after = (_fill(part, noun_phrase, lang) for part in item.text.split(MASK))
+    ``period``: end the sentence with a full stop (items are written with one; without, it is dropped). A name
+    takes the relative clause as a non-defining one (:func:`non_defining`)."""
+    text = non_defining(item.text, lang) if noun_phrase.kind == "name" else item.text
+    before, after = (_fill(part, noun_phrase, lang) for part in text.split(MASK))
     if not period:
         after = after.rstrip().removesuffix(".")
     sentence = before + illness.phrase + after

@@ -1,6 +1,6 @@
 """Coding a completion as stigma-congruent or not, and its stigma types (Wang et al.'s codebook: danger,
 incompetence, blame, social distance, control, pity), by this project's instrument; the judge model's coding is
-parsed in :mod:`corpus_audit.probe.scenarios`.
+parsed in :mod:`corpus_audit.probe.questionnaires.scenarios`.
 
 The instrument reads the completion alone (the model's own words: "not to proceed with the offer, worried that
 Daniel might not cope") and gives warmth, competence, its judgement gate and the nine AQ-27 dimension scores
@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from corpus_audit.probe.scenarios import TYPES
+from corpus_audit.probe.questionnaires.scenarios import TYPES
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
 from corpus_audit.stigma.judgement import DIMENSION_COLUMNS
 

@@ -17,23 +17,20 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from corpus_audit.common.version import __version__
-from corpus_audit.common.atomic import atomic_path, check_output_location, folder_lock, remove_temporaries
-from corpus_audit.common.checkpoints import Checkpoints
+from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.jsonable import jsonable
-from corpus_audit.common.log import to_stderr
 from corpus_audit.common.resources import sha256_file
-from corpus_audit.probe.fill_common import FillRun, FillStage
-from corpus_audit.probe.folder import (FIGURE_FORMATS, PROBE_FIGURES, RUN_OPTIONS, ProbeFolder, ProbeOptionsError,
-                                       ProbeSummary)
-from corpus_audit.probe.questionnaire import MASK, QuestionnaireError, bundled_folder, read_rows
-from corpus_audit.probe.valence import is_word
+from corpus_audit.probe.folder import ProbeFolder, ProbeOptionsError, ProbeSummary
+from corpus_audit.probe.models.fill import FillRun, FillStage
+from corpus_audit.probe.models.masked import MASK
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, bundled_folder, read_rows
+from corpus_audit.probe.questionnaires.valence import is_word
+from corpus_audit.probe.run import Probe, ProbeRun
+from corpus_audit.probe.sections import gender_section
 from corpus_audit.stigma.aq27 import DIMENSIONS
 from corpus_audit.stigma.stats import bonferroni, t_test
 
@@ -213,84 +210,72 @@ def analyse(scores: pd.DataFrame) -> dict[str, Any]:
                      "diagnoses": per_diagnosis.to_dict(orient="records")})
 
 
-def run_gender(options: GenderOptions, outdir: str | Path, log: Callable[[str], None] = to_stderr,
-               progress: bool = False) -> ProbeSummary:
-    """Run (or resume) the gendered fill-mask probe of ``options.model`` into ``outdir``; return its summary."""
-    import pandas as pd
+class GenderProbe(Probe[GenderOptions]):
+    """Lin et al.'s gendered fill-mask (module docstring): the fill stage, then the report."""
 
-    from corpus_audit.embed import model_identity
+    options_type = GenderOptions
+    name = "gender"
+    title = "Gendered fill-mask probe (Lin et al. 2022)"
+    figures: ClassVar[dict[str, str]] = {
+        "gender": ("Mean probability of female, male and unspecified fills per set of prompts, mental (left) and "
+                   "non-mental (right) diagnoses (Lin et al.'s Figures 3-4); stars: paired t-test F vs M, "
+                   "Bonferroni-adjusted."),
+    }
+    section = staticmethod(gender_section)
 
-    folder = ProbeFolder(check_output_location(outdir))
-    questionnaire = load_gender_questionnaire(options.lang, options.questionnaire)
-    table = prompt_table(questionnaire)
-    with folder_lock(folder.path):
-        remove_temporaries(folder.path)
-        checkpoints = Checkpoints(folder.checkpoints, log)
+    def prepare(self) -> None:
+        self.questionnaire = load_gender_questionnaire(self.options.lang, self.options.questionnaire)
+
+    def stages(self, run: ProbeRun) -> ProbeSummary:
+        import pandas as pd
+
+        from corpus_audit.embed import model_identity
+
+        options, folder, questionnaire = self.options, run.folder, self.questionnaire
+        table = prompt_table(questionnaire)
         fill_inputs = {"model": [options.model, model_identity(options.model)],
                        "questionnaire": [sha256_file(path) for path in questionnaire.files()],
                        **{name: getattr(options, name) for name in ("threshold", "top_k", "steps", "branch")}}
-        report_inputs = {**fill_inputs, "version": __version__}
-        report_outputs = [folder.summary, folder.tests, folder.diagnoses, folder.illnesses,
-                          *(folder.figure(stem, fmt) for stem in PROBE_FIGURES["gender"] for fmt in FIGURE_FORMATS)]
-        seconds: dict[str, float] = {}
-        reason = checkpoints.fresh("fill", fill_inputs, folder.scores, folder.fills)
-        if reason is None:
-            log("fill: up to date, skipped")
-            scores, phrases = pd.read_parquet(folder.scores), pd.read_parquet(folder.fills)
-            model_id = folder.previous_model_id(options.model)
-            from corpus_audit.probe.report import report_up_to_date
+        model_ids: list[str] = []
 
-            if (done := report_up_to_date(checkpoints, folder, report_inputs, report_outputs, log)) is not None:
-                return done
-        else:
-            log(f"fill: {reason}")
-            started = time.perf_counter()
-            stage = FillStage(FillRun(options.model, options.device, options.max_tokens, options.threads), log,
-                              progress)
-            phrases, model_id = grow(table, questionnaire, options, stage, folder.score_parts,
-                                     fill_inputs["model"])
+        def fill() -> tuple[pd.DataFrame, pd.DataFrame]:
+            stage = FillStage(FillRun(options.model, options.device, options.max_tokens, options.threads), run.log,
+                              run.progress)
+            phrases, model_id = grow(table, questionnaire, options, stage, folder.score_parts, fill_inputs["model"])
+            model_ids.append(model_id)
             scores = probabilities(table, phrases)
             phrases = phrases.merge(table[["prompt", "set", "dimension", "diagnosis", "diagnosis_type"]],
                                     left_on="row", right_index=True)
             for path, frame in ((folder.scores, scores), (folder.fills, phrases)):
                 with atomic_path(path) as tmp:
                     frame.to_parquet(tmp, index=False)
-            checkpoints.mark("fill", fill_inputs, folder.scores, folder.fills)
-            seconds["fill"] = time.perf_counter() - started
-        summary = _report(scores, len(phrases), folder, options, model_id, questionnaire.folder, seconds, log)
-        checkpoints.mark("report", report_inputs, *report_outputs)
-    return summary
+            return scores, phrases
 
+        scores, phrases = run.stage("fill", fill_inputs, [folder.scores, folder.fills], fill,
+                                    lambda: (pd.read_parquet(folder.scores), pd.read_parquet(folder.fills)))
+        model_id = model_ids[0] if model_ids else folder.previous_model_id(options.model)
+        outputs = [folder.tests, folder.diagnoses, folder.illnesses, *self.figure_files(folder)]
+        return run.report(fill_inputs, outputs, lambda: self._results(scores, len(phrases), folder, model_id))
 
-def _report(scores: pd.DataFrame, n_phrases: int, folder: ProbeFolder, options: GenderOptions, model_id: str,
-            questionnaire: Path, seconds: dict[str, float], log: Callable[[str], None]) -> ProbeSummary:
-    import pandas as pd
+    def _results(self, scores: pd.DataFrame, n_phrases: int, folder: ProbeFolder, model_id: str) -> ProbeSummary:
+        import pandas as pd
 
-    from corpus_audit.probe.figures import write_gender_figures
-    from corpus_audit.probe.report import write_report
+        from corpus_audit.probe.figures import write_gender_figures
 
-    started = time.perf_counter()
-    folder.remove_link(log)
-    results = analyse(scores)
-    diagnoses = pd.DataFrame(results["diagnoses"])
-    linkable = diagnoses[diagnoses["illness"] != ""].rename(columns={"disparity": "mean_score"})
-    linkable = linkable.assign(illness_type=linkable["diagnosis_type"].map({"mental": "mental",
-                                                                            "non-mental": "physical"}))
-    for path, frame in ((folder.tests, pd.DataFrame(results["paired"])), (folder.diagnoses, diagnoses),
-                        (folder.illnesses, linkable[["illness", "illness_type", "mean_score", "diagnosis",
-                                                     "p_female", "p_male", "p_unspecified"]])):
-        with atomic_path(path) as tmp:
-            frame.to_csv(tmp, index=False)
-    results["counts"] = {"prompts": int(len(scores)), "templates": int(scores["template"].nunique()),
-                         "phrases": int(n_phrases),
-                         "diagnoses": {group: int(scores.loc[scores["diagnosis_type"] == group, "diagnosis"]
-                                                  .nunique()) for group in DIAGNOSIS_TYPES}}
-    results["measure"] = "P(female) - P(male)"
-    write_gender_figures(folder, scores, results["paired"])
-    seconds["report"] = time.perf_counter() - started
-    recorded = {name: value for name, value in asdict(options).items() if name not in RUN_OPTIONS}
-    summary = ProbeSummary("gender", model_id, options.lang, {**recorded, "questionnaire": str(questionnaire)},
-                           results, __version__, seconds)
-    folder.write_summary(summary)
-    write_report(folder)
-    return summary
+        results = analyse(scores)
+        diagnoses = pd.DataFrame(results["diagnoses"])
+        linkable = diagnoses[diagnoses["illness"] != ""].rename(columns={"disparity": "mean_score"})
+        linkable = linkable.assign(illness_type=linkable["diagnosis_type"].map({"mental": "mental",
+                                                                                "non-mental": "physical"}))
+        for path, frame in ((folder.tests, pd.DataFrame(results["paired"])), (folder.diagnoses, diagnoses),
+                            (folder.illnesses, linkable[["illness", "illness_type", "mean_score", "diagnosis",
+                                                         "p_female", "p_male", "p_unspecified"]])):
+            with atomic_path(path) as tmp:
+                frame.to_csv(tmp, index=False)
+        results["counts"] = {"prompts": int(len(scores)), "templates": int(scores["template"].nunique()),
+                             "phrases": int(n_phrases),
+                             "diagnoses": {group: int(scores.loc[scores["diagnosis_type"] == group, "diagnosis"]
+                                                      .nunique()) for group in DIAGNOSIS_TYPES}}
+        results["measure"] = "P(female) - P(male)"
+        write_gender_figures(folder, scores, results["paired"])
+        return self.summary(model_id, results, questionnaire=str(self.questionnaire.folder))

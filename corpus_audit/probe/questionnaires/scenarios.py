@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from corpus_audit.probe.chat import ChatRequest
-from corpus_audit.probe.questionnaire import (
-    Illness, Item, NounPhrase, QuestionnaireError, fill, load_questionnaire, read_rows,
-)
+from corpus_audit.probe.models.chat import ChatRequest
+from corpus_audit.probe.questionnaires.aq27_items import Illness, Item, NounPhrase, fill, load_questionnaire
+from corpus_audit.probe.questionnaires.files import QuestionnaireError, read_rows
 
 FILES = ("contextual.csv", "contextual_conditions.csv", "contextual_prompts.csv")
 SLOT = "[condition]"

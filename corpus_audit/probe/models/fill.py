@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.probe.parts import FillParts
-from corpus_audit.probe.pll import MAX_TOKENS, Fill, MaskedLM
-from corpus_audit.probe.questionnaire import MASK
+from corpus_audit.probe.models.masked import MASK, MAX_TOKENS, Fill, MaskedLM, ModelOnDemand
+from corpus_audit.probe.models.parts import FillParts
 
 
 @dataclass
@@ -27,13 +26,7 @@ class FillStage:
 
     def __init__(self, run: FillRun, log: Callable[[str], None], progress: bool) -> None:
         self.run, self.log, self.progress = run, log, progress
-        self.model: MaskedLM | None = None
-
-    def load(self) -> MaskedLM:
-        if self.model is None:
-            self.log(f"loading {self.run.model} on {self.run.device}")
-            self.model = MaskedLM.load(self.run.model, self.run.device, self.log, self.run.threads)
-        return self.model
+        self.load = ModelOnDemand(run.model, run.device, run.threads, log)
 
     def fill(self, prompts: list[str], folder: Path, key: object, top_k: int) -> tuple[dict[str, list[Fill]], str]:
         """The ``top_k`` fills of each distinct prompt (written with ``MASK``) and the id of the model."""

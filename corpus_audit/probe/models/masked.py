@@ -4,8 +4,9 @@ For each non-special token t of a sentence, one copy of the sentence is made wit
 softmax at t gives log P(t | rest); the PLL is the sum over tokens (Salazar et al. 2020). Two metrics:
 
 * ``within_word_l2r`` (Kauf & Ivanova 2023, the seed paper's "PLL-word-l2r"): the copy also masks every *later*
-  token of the same word (fast tokenizer ``word_ids``), so a multi-token word is not scored from its own later
-  pieces ("so ##uven ##ir": ``so`` is scored with ``##uven ##ir`` masked too); earlier pieces stay visible;
+  token of the same word (a fast tokenizer's ``word_ids``; a slow one's words: :func:`slow_word_spans`), so a
+  multi-token word is not scored from its own later pieces ("so ##uven ##ir": ``so`` is scored with ``##uven ##ir``
+  masked too); earlier pieces stay visible;
 * ``original``: only t is masked.
 
 Special tokens (CLS/BOS, SEP/EOS) are context and never scored. What is reproduced, and how the tests check it
@@ -34,6 +35,9 @@ from corpus_audit.common.log import to_stderr
 if TYPE_CHECKING:
     import torch
 
+#: How every questionnaire file and prompt writes the masked slot; replaced by the model's own mask token
+#: (:attr:`MaskedLM.mask`) when a prompt is put to it.
+MASK = "<mask>"
 METRICS = ("within_word_l2r", "original")
 #: Default bound on the tokens of one forward pass (rows x padded length). At 8,192 a BERT-base pass holds about
 #: 8,192 x 768 x 4 bytes = 25 MB per hidden layer; the tiny test models are fastest between 4k and 16k.
@@ -41,7 +45,11 @@ MAX_TOKENS = 8192
 
 
 class ModelLoadError(UserError, OSError):
-    """A masked language model or its tokenizer cannot be loaded (not found, not safetensors, no fast tokenizer)."""
+    """A masked language model or its tokenizer cannot be loaded (not found, not safetensors, no mask token)."""
+
+
+class WordSplitError(UserError, ValueError):
+    """The words of a sentence cannot be told from a slow tokenizer's pieces (:func:`slow_word_spans`)."""
 
 
 class SentenceTooLongError(UserError, ValueError):
@@ -118,16 +126,36 @@ def device_of(name: str) -> str:
     return name
 
 
+def slow_word_spans(tokenizer: Any, sentence: str, pieces: list[int]) -> list[tuple[int, int]] | None:
+    """The characters [start, end) of the word each of ``pieces`` (the ids of ``sentence`` without special tokens)
+    belongs to, for a tokenizer without ``word_ids()`` (a slow, Python one); None when no split fits.
+
+    The words are those of a fast tokenizer's pre-tokenizer, tried finest first: BERT's (whitespace and every
+    punctuation mark; WordPiece vocabularies), then whitespace alone (SentencePiece vocabularies, whose pieces of a
+    word do not stand alone). A split fits when tokenizing its words one by one gives exactly ``pieces``, so the
+    pieces of each word are known, not guessed."""
+    from tokenizers import pre_tokenizers
+
+    for splitter in (pre_tokenizers.BertPreTokenizer(), pre_tokenizers.WhitespaceSplit()):
+        spans: list[tuple[int, int]] = []
+        ids: list[int] = []
+        for _, (start, end) in splitter.pre_tokenize_str(sentence):
+            word = tokenizer(sentence[start:end], add_special_tokens=False)["input_ids"]
+            ids += word
+            spans += [(start, end)] * len(word)
+        if ids == pieces:
+            return spans
+    return None
+
+
 class MaskedLM:
-    """A masked language model with its fast tokenizer, loaded by hub name or local folder, safetensors only.
+    """A masked language model with its tokenizer (fast or slow), loaded by hub name or local folder, safetensors
+    only.
 
     ``model_id`` names what was loaded (the name or path and, when the hub reported it, the commit).
     """
 
     def __init__(self, model: Any, tokenizer: Any, model_id: str, device: str = "cpu") -> None:
-        if not getattr(tokenizer, "is_fast", False):
-            raise ModelLoadError(f"{model_id}: the tokenizer is not a fast (Rust) tokenizer; word-l2r needs its "
-                                 "word_ids()")
         if tokenizer.mask_token_id is None:
             raise ModelLoadError(f"{model_id}: the tokenizer has no mask token: not a masked language model")
         self.model = model.to(device_of(device)).eval()
@@ -160,7 +188,7 @@ class MaskedLM:
                                                                output_loading_info=True)
         except (OSError, ValueError, KeyError) as error:
             raise ModelLoadError(f"cannot load masked language model {name_or_path!r} (safetensors weights and a "
-                                 f"fast tokenizer are needed): {error}") from None
+                                 f"tokenizer are needed): {error}") from None
         missing = info.get("missing_keys") or []
         if missing:
             log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
@@ -208,16 +236,33 @@ class MaskedLM:
             if len(ids) > self.max_length:
                 raise SentenceTooLongError(f"sentence {index + 1} has {len(ids)} tokens, more than the "
                                            f"{self.max_length} the model takes: {sentence[:80]!r}...")
-            word_ids = encodings.word_ids(index)
             special = encodings["special_tokens_mask"][index]
             positions = [t for t in range(len(ids)) if not special[t]]
-            spans = []
-            for t in positions:
-                word = word_ids[t]
-                chars = encodings.word_to_chars(index, word) if word is not None else None
-                spans.append((chars.start, chars.end) if chars is not None else (0, 0))
+            if self.tokenizer.is_fast:
+                word_ids = encodings.word_ids(index)
+                spans = []
+                for t in positions:
+                    word = word_ids[t]
+                    chars = encodings.word_to_chars(index, word) if word is not None else None
+                    spans.append((chars.start, chars.end) if chars is not None else (0, 0))
+            else:
+                word_ids, spans = self._slow_words(index, sentence, ids, positions)
             out.append(_Encoded(ids, word_ids, positions, spans))
         return out
+
+    def _slow_words(self, index: int, sentence: str, ids: list[int], positions: list[int]
+                    ) -> tuple[list[int | None], list[tuple[int, int]]]:
+        """Word ids (numbered by word, None at special tokens) and word spans of a slow tokenizer's sentence."""
+        spans = slow_word_spans(self.tokenizer, sentence, [ids[t] for t in positions])
+        if spans is None:
+            raise WordSplitError(f"{self.model_id}: the slow tokenizer's pieces of sentence {index + 1} do not "
+                                 f"split into words as a fast tokenizer's would, so the words of "
+                                 f"{sentence[:80]!r} are unknown; use a model with a fast tokenizer")
+        numbers = {span: number for number, span in enumerate(dict.fromkeys(spans))}
+        word_ids: list[int | None] = [None] * len(ids)
+        for t, span in zip(positions, spans):
+            word_ids[t] = numbers[span]
+        return word_ids, spans
 
     def score(self, sentences: Sequence[str], metric: str = "within_word_l2r", max_tokens: int = MAX_TOKENS,
               progress: bool = False) -> list[SentencePLL]:
@@ -318,6 +363,22 @@ class MaskedLM:
             originals.append(enc.ids[target])
         log_probs = torch.log_softmax(self._logits(sequences, targets).float(), dim=-1)
         return log_probs.gather(1, torch.tensor(originals, device=log_probs.device)[:, None])[:, 0].tolist()
+
+
+class ModelOnDemand:
+    """A masked language model loaded on first call, then the same one (a rerun whose chunks are all saved never
+    loads it); the log says what is loaded where. Every probe's way to its model."""
+
+    def __init__(self, name_or_path: str, device: str = "cpu", threads: int | None = None,
+                 log: Callable[[str], None] = to_stderr) -> None:
+        self.name_or_path, self.device, self.threads, self.log = name_or_path, device, threads, log
+        self.model: MaskedLM | None = None
+
+    def __call__(self) -> MaskedLM:
+        if self.model is None:
+            self.log(f"loading {self.name_or_path} on {self.device}")
+            self.model = MaskedLM.load(self.name_or_path, self.device, self.log, self.threads)
+        return self.model
 
 
 @dataclass

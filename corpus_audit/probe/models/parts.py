@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from corpus_audit.common.chunks import SavedChunks
-from corpus_audit.probe.pll import Fill, MaskedLM, SentencePLL
+from corpus_audit.probe.models.masked import Fill, MaskedLM, SentencePLL
 
 if TYPE_CHECKING:
     import pandas as pd

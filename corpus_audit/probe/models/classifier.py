@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpus_audit.common.log import to_stderr
-from corpus_audit.probe.pll import ModelLoadError, device_of, model_id_of, safetensors_source, set_threads
+from corpus_audit.probe.models.masked import ModelLoadError, device_of, model_id_of, safetensors_source, set_threads
 
 VALENCES = ("negative", "neutral", "positive")
 #: Texts per forward pass: short prompts, so the pass stays small.
