@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from corpus_audit.common.log import to_stderr
-from corpus_audit.probe.models.masked import ModelLoadError, device_of, model_id_of, safetensors_source, set_threads
+from corpus_audit.probe.models.masked import ModelLoadError, device_of, load_pretrained
 
 VALENCES = ("negative", "neutral", "positive")
 #: Texts per forward pass: short prompts, so the pass stays small.
@@ -65,25 +65,11 @@ class TextClassifier:
     def load(cls, name_or_path: str, device: str = "cpu", log: Callable[[str], None] = to_stderr,
              threads: int | None = None, negative_label: str | None = None) -> TextClassifier:
         """Load ``name_or_path`` with ``AutoModelForSequenceClassification``, safetensors only."""
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
+        from transformers import AutoModelForSequenceClassification
 
-        source = safetensors_source(name_or_path)
-        device_of(device)
-        set_threads(threads)
-        transformers_logging.disable_progress_bar()
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(source)
-            model, info = AutoModelForSequenceClassification.from_pretrained(source, use_safetensors=True,
-                                                                             output_loading_info=True)
-        except (OSError, ValueError, KeyError) as error:
-            raise ModelLoadError(f"cannot load text classifier {name_or_path!r} (safetensors weights are needed): "
-                                 f"{error}") from None
-        missing = info.get("missing_keys") or []
-        if missing:
-            log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
-                f"({', '.join(sorted(missing)[:3])}...): its labels mean nothing")
-        return cls(model, tokenizer, model_id_of(model, source), device, negative_label)
+        return cls(*load_pretrained(AutoModelForSequenceClassification, name_or_path, what="text classifier",
+                                    meaning="labels", device=device, threads=threads, log=log),
+                   device, negative_label)
 
     def classify(self, texts: Sequence[str]) -> list[Classification]:
         """The label of highest probability of each text, in order."""

@@ -7,7 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.probe.models.masked import MASK, MAX_TOKENS, Fill, MaskedLM, ModelOnDemand
+from corpus_audit.probe.models.masked import (
+    MASK,
+    MAX_TOKENS,
+    Fill,
+    MaskedLM,
+    ModelOnDemand,
+)
 from corpus_audit.probe.models.parts import FillParts
 
 

@@ -126,6 +126,31 @@ def device_of(name: str) -> str:
     return name
 
 
+def load_pretrained(auto_model: Any, name_or_path: str, *, what: str, meaning: str, device: str, threads: int | None,
+                    log: Callable[[str], None], **tokenizer_options: Any) -> tuple[Any, Any, str]:
+    """(model, tokenizer, model id) of ``name_or_path`` (hub name or local folder) loaded with the transformers
+    class ``auto_model``, safetensors only; a load that fails is a :class:`ModelLoadError` naming ``what`` was
+    asked for, and weights the checkpoint lacks are a warning that the model's ``meaning`` means nothing."""
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as transformers_logging
+
+    source = safetensors_source(name_or_path)
+    device_of(device)
+    set_threads(threads)
+    transformers_logging.disable_progress_bar()  # its bars would interleave with the probe's own
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, **tokenizer_options)
+        model, info = auto_model.from_pretrained(source, use_safetensors=True, output_loading_info=True)
+    except (OSError, ValueError, KeyError) as error:
+        raise ModelLoadError(f"cannot load {what} {name_or_path!r} (safetensors weights and a tokenizer are needed): "
+                             f"{error}") from None
+    missing = info.get("missing_keys") or []
+    if missing:
+        log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
+            f"({', '.join(sorted(missing)[:3])}...): its {meaning} mean nothing")
+    return model, tokenizer, model_id_of(model, source)
+
+
 def slow_word_spans(tokenizer: Any, sentence: str, pieces: list[int]) -> list[tuple[int, int]] | None:
     """The characters [start, end) of the word each of ``pieces`` (the ids of ``sentence`` without special tokens)
     belongs to, for a tokenizer without ``word_ids()`` (a slow, Python one); None when no split fits.
@@ -175,25 +200,10 @@ class MaskedLM:
 
         ``threads``: CPU threads of torch (default: torch's choice). On a machine whose cores other processes also
         use, 1 thread was 13 times faster than 2 for the tiny test models (docs/probe.md)."""
-        from transformers import AutoModelForMaskedLM, AutoTokenizer
-        from transformers.utils import logging as transformers_logging
+        from transformers import AutoModelForMaskedLM
 
-        source = safetensors_source(name_or_path)
-        device_of(device)
-        set_threads(threads)
-        transformers_logging.disable_progress_bar()  # its bars would interleave with the probe's own
-        try:
-            tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-            model, info = AutoModelForMaskedLM.from_pretrained(source, use_safetensors=True,
-                                                               output_loading_info=True)
-        except (OSError, ValueError, KeyError) as error:
-            raise ModelLoadError(f"cannot load masked language model {name_or_path!r} (safetensors weights and a "
-                                 f"tokenizer are needed): {error}") from None
-        missing = info.get("missing_keys") or []
-        if missing:
-            log(f"warning: {name_or_path}: {len(missing)} weight(s) not in the checkpoint were initialised at random "
-                f"({', '.join(sorted(missing)[:3])}...): its scores mean nothing")
-        return cls(model, tokenizer, model_id_of(model, source), device)
+        return cls(*load_pretrained(AutoModelForMaskedLM, name_or_path, what="masked language model",
+                                    meaning="scores", device=device, threads=threads, log=log, use_fast=True), device)
 
     def random_copy(self, seed: int) -> MaskedLM:
         """The same architecture and tokenizer with weights drawn afresh (``from_config``, torch seeded with
