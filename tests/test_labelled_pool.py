@@ -102,33 +102,32 @@ def test_codiesp_cases_share_their_split_across_languages():
     assert (both["split_en"] == both["split_es"]).all()
 
 
-def test_the_short_supplement_keeps_its_promises(pool, sampler):
-    supplement = supplements(pool, sampler)[0]
+def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, words: tuple[int, int]
+                       ) -> pd.DataFrame:
+    """Supplement ``which`` (0: short, 1: the second sample), checked against its ``quotas`` and word range, out of
+    the held-out set and the demo; empty where the language has no quota."""
+    supplement = supplements(pool, sampler)[which]
     lang = pool["lang"].iloc[0]
-    if lang not in sampler.SHORT_QUOTAS:
+    if lang not in quotas:
         assert supplement.empty
-        return
-    assert 0 < len(supplement) <= sum(sampler.SHORT_QUOTAS[lang].values())
-    words = supplement["sentence"].str.split().str.len()
-    assert words.between(*sampler.SHORT_WORDS).all()
-    assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
-    assert set(supplement["corpus"]) <= set(sampler.SHORT_QUOTAS[lang])
+        return supplement
+    assert 0 < len(supplement) <= sum(quotas[lang].values())
+    assert set(supplement["corpus"]) <= set(quotas[lang])
+    assert supplement["sentence"].str.split().str.len().between(*words).all()
     assert_out_of_heldout_and_demo(supplement, lang)
+    return supplement
+
+
+def test_the_short_supplement_keeps_its_promises(pool, sampler):
+    supplement = checked_supplement(pool, sampler, 0, sampler.SHORT_QUOTAS, sampler.SHORT_WORDS)
+    assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
 
 
 def test_the_second_real_sample_keeps_its_promises(pool, sampler):
-    supplement = supplements(pool, sampler)[1]
-    lang = pool["lang"].iloc[0]
-    if lang not in sampler.MORE_QUOTAS:
-        assert supplement.empty
-        return
-    assert 0 < len(supplement) <= sum(sampler.MORE_QUOTAS[lang].values())
-    words = supplement["sentence"].str.split().str.len()
-    assert words.between(sampler.MIN_WORDS, sampler.MAX_WORDS).all()
-    assert set(supplement["corpus"]) <= set(sampler.MORE_QUOTAS[lang])
+    supplement = checked_supplement(pool, sampler, 1, sampler.MORE_QUOTAS, (sampler.MIN_WORDS, sampler.MAX_WORDS))
     doubled = supplement[supplement["double_labelled"] == "yes"]
-    assert doubled["chunk"].nunique() == 1 and (doubled["label_1"] != "").all() and (doubled["label_2"] != "").all()
-    assert_out_of_heldout_and_demo(supplement, lang)
+    assert doubled["chunk"].nunique() <= 1 and (doubled["label_1"] != "").all() and (doubled["label_2"] != "").all()
+    assert doubled.empty == supplement.empty
 
 
 def test_double_labelled_subset(pool, sampler):

@@ -163,7 +163,8 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
     if axes.stigma_head is None:
         raise ValueError("these axes carry no stigma head")
     texts = [data.texts[i] for i in rows]
-    score = axes.stigma_score(encode(texts), texts)
+    X = encode(texts)
+    score = axes.stigma_score(X, texts)
     truth = data.stigmatising[rows]
     auc, low, high = bootstrap_auc(truth, score, groups=data.doc_id[rows])
     order = np.argsort(-score, kind="stable")
@@ -186,19 +187,19 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
         "forms": by(data.form[rows]),
         "corpora": by(table["corpus"].to_numpy()[rows]),
         "documents": document_ranking(table.iloc[rows].assign(stigma=score)),
-        "gate": gate_validity(encode, axes, data),
+        "gate": gate_validity(X, axes, data),
     }
 
 
-def gate_validity(encode, axes, data: StigmaData) -> dict[str, Any]:
-    """The judgement gate of ``axes`` on the held-out real sentences of ``data`` (their labelled categories):
-    ROC AUC of the judgement strength, judgements about people vs every other category, with a document-bootstrap
-    95% interval; the accuracy and macro-F1 of the most probable category; and the counts per category."""
+def gate_validity(X: np.ndarray, axes, data: StigmaData) -> dict[str, Any]:
+    """The judgement gate of ``axes`` on the held-out real sentences of ``data`` (embeddings ``X``, in the order of
+    ``data.rows(("heldout",), ("real",))``) against their labelled categories: ROC AUC of the judgement strength,
+    judgements about people vs every other category, with a document-bootstrap 95% interval; the accuracy and
+    macro-F1 of the most probable category; and the counts per category."""
     from sklearn.metrics import f1_score
 
     rows = data.rows(("heldout",), ("real",))
-    texts = [data.texts[i] for i in rows]
-    probabilities = axes.judgement_["gate"].predict_proba(encode(texts))
+    probabilities = axes.judgement_["gate"].predict_proba(X)
     truth = np.array([CATEGORIES.index(category) for category in data.category[rows]])
     is_judgement = truth == CATEGORIES.index(JUDGEMENT)
     auc, low, high = bootstrap_auc(is_judgement, probabilities[:, CATEGORIES.index(JUDGEMENT)],
