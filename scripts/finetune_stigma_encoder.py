@@ -74,7 +74,7 @@ def main() -> None:
     torch.manual_seed(SEED)
     rng = np.random.default_rng(SEED)
     data = load_stigma_data(args.lang)
-    weight, C, _ = get_recipe("default").stigma_settings(args.lang)
+    weight, C, *_ = get_recipe("default").stigma_settings(args.lang)
     embedder = load_embedder(LANGUAGES[args.lang].default_model, lang=args.lang, backend="torch")
     model = embedder.model
     train, dev, heldout = data.rows(("train",)), data.rows(("dev",)), data.rows(("heldout",), ("real",))

@@ -37,7 +37,7 @@ from corpus_audit.corpus.select import mask_mentions
 from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.languages import get_language
 from corpus_audit.score.documents import document_scores, rank_documents
-from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, Scorer, add_score_columns, score_with
+from corpus_audit.score.scorer import CHUNK_SENTENCES, Forms, ModelSpec, Scorer, add_score_columns, score_with
 
 #: Where a document that came from Python, not a file, says it came from (``Document.source``).
 PYTHON_SOURCE = "<python>"
@@ -147,20 +147,25 @@ class Instrument:
         return [Mention(match.surface, match.start, match.end, match.illness, match.type, match.form)
                 for match in self.matcher.find(text)]
 
-    def _masked(self, text: str) -> str:
-        return mask_mentions(text, [(match.start, match.end) for match in self.matcher.find(text)],
-                             self.language.mask) if self.mask_terms else text
+    def _masked(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """``text`` as the instrument reads it (masked, unless the instrument keeps mentions), and the forms of its
+        mentions."""
+        matches = self.matcher.find(text)
+        masked = mask_mentions(text, [(match.start, match.end) for match in matches],
+                               self.language.mask) if self.mask_terms else text
+        return masked, tuple(sorted({match.form for match in matches}))
 
     def score_sentences(self, texts: Sequence[str] | str) -> pd.DataFrame:
         """One row per text: ``sentence`` (as given), then the columns of ``corpus-audit score``: warmth,
         competence, the judgement gate's probabilities, the nine ``dim_<dimension>`` scores, ``stigma`` (the
         signed stigma score, in [0, 1]), ``category`` and ``top_dimension``. Blank texts get empty scores."""
         texts = [texts] if isinstance(texts, str) else list(texts)
-        scores = score_with([self._masked(text) for text in texts], self._project)
+        masked = [self._masked(text) for text in texts]
+        scores = score_with([text for text, _ in masked], self._project, forms=[forms for _, forms in masked])
         return add_score_columns(pd.DataFrame({"sentence": texts}), scores)
 
-    def _project(self, texts: list[str]) -> Any:
-        return self._scorer.project(texts)
+    def _project(self, texts: list[str], forms: Forms = None) -> Any:
+        return self._scorer.project(texts, forms)
 
     def read(self, paths: str | Path | Iterable[str | Path], text_field: str = "text", id_field: str = "id",
              line_docs: bool = False) -> Iterator[Document]:
@@ -242,8 +247,9 @@ class Instrument:
         texts = [mask_mentions(sentence, offsets, mask) if self.mask_terms else sentence
                  for sentence, offsets in zip(rows["sentence"], rows["term_offsets"])]
         # score_with embeds each distinct text once, as the audit scores each distinct sentence once
-        sentences = add_score_columns(rows.drop(columns="term_offsets"), score_with(texts, self._project),
-                                      quadrant=True)
+        forms = [tuple(sentence_forms) for sentence_forms in rows["forms"]]
+        sentences = add_score_columns(rows.drop(columns="term_offsets"),
+                                      score_with(texts, self._project, forms=forms), quadrant=True)
         return DocumentBatch(documents, sentences, document_scores(rows, sentences), mentions)
 
     def audit(self, corpus: str | Path | Iterable[Any] | CorpusSpec, outdir: str | Path | None = None, *,

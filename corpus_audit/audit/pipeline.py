@@ -168,7 +168,9 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
     started = time.perf_counter()
     scorer = make_scorer(options.model_spec(), options.engine)
-    scores = parts.score(texts, scorer, run.log, run.progress)
+    # The stigma head reads the forms of each sentence's mentions (the mask erases them).
+    forms = [tuple(sentence_forms) for sentence_forms in frame["forms"]]
+    scores = parts.score(texts, scorer, run.log, run.progress, forms)
     embedding_seconds = time.perf_counter() - started
     cached = scorer.embedding_cache_counts()
     if cached is not None:

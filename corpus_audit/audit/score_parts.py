@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +13,7 @@ import numpy as np
 
 from corpus_audit.common.chunks import SavedChunks
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
-from corpus_audit.score.scorer import CHUNK_SENTENCES, Scorer
+from corpus_audit.score.scorer import CHUNK_SENTENCES, Forms, Scorer
 
 
 class ScoreParts(SavedChunks):
@@ -46,9 +46,11 @@ class ScoreParts(SavedChunks):
 
         return self.load_chunk(index, decode, log)
 
-    def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool) -> np.ndarray:
-        """The instrument's ``OUTPUT_COLUMNS`` per text, shape (n, len(OUTPUT_COLUMNS)): saved chunks are reused, missing ones scored by ``scorer``
-        (which loads its model only if a chunk is missing) and saved as each arrives."""
+    def score(self, texts: list[str], scorer: Scorer, log: Callable[[str], None], progress: bool,
+              forms: Forms = None) -> np.ndarray:
+        """The instrument's ``OUTPUT_COLUMNS`` per text (whose mentions have ``forms``, where known), shape
+        (n, len(OUTPUT_COLUMNS)): saved chunks are reused, missing ones scored by ``scorer`` (which loads its model
+        only if a chunk is missing) and saved as each arrives."""
         from tqdm.auto import tqdm
 
         self.load_meta(log)
@@ -69,7 +71,7 @@ class ScoreParts(SavedChunks):
         with tqdm(total=len(texts), desc="scoring", unit="sent", disable=not progress, file=sys.stderr) as bar:
             bar.update(reused)
             stale: list[int] = []
-            fresh = scorer.score_chunks(texts[spans[index][0]:spans[index][1]] for index in missing)
+            fresh = scorer.score_chunks(*self._chunks(texts, forms, [spans[index] for index in missing]))
             for index, scores in zip(missing, fresh):
                 if scorer.model_id != self.model_id:  # the model is known once it has scored a chunk
                     if self.model_id is not None and reused:
@@ -79,9 +81,16 @@ class ScoreParts(SavedChunks):
                         bar.update(-reused)
                     self.model_id = scorer.model_id
                 self._save(index, scores, out, spans, bar)
-            for index, scores in zip(stale, scorer.score_chunks(texts[spans[i][0]:spans[i][1]] for i in stale)):
+            for index, scores in zip(stale, scorer.score_chunks(*self._chunks(texts, forms, [spans[i] for i in stale]))):
                 self._save(index, scores, out, spans, bar)
         return out
+
+    @staticmethod
+    def _chunks(texts: list[str], forms: Forms, spans: list[tuple[int, int]]) -> tuple[Iterator[list[str]],
+                                                                                        Iterator[Forms] | None]:
+        """The texts of each span, and their forms (None where ``forms`` is None)."""
+        return ((texts[start:end] for start, end in spans),
+                None if forms is None else (forms[start:end] for start, end in spans))
 
     def _save(self, index: int, scores: np.ndarray, out: np.ndarray, spans: list[tuple[int, int]], bar: Any) -> None:
         """Save chunk ``index`` (then record its digest) and put its scores in ``out``."""

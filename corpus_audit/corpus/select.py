@@ -39,7 +39,13 @@ class MentionMasker:
         self.mask = get_language(lang).mask
 
     def __call__(self, text: str) -> str:
-        return mask_mentions(text, [(match.start, match.end) for match in self.matcher.find(text)], self.mask)
+        return self.with_forms(text)[0]
+
+    def with_forms(self, text: str) -> tuple[str, tuple[str, ...]]:
+        """``text`` masked, and the forms of the mentions masked in it (sorted, each once)."""
+        matches = self.matcher.find(text)
+        return (mask_mentions(text, [(match.start, match.end) for match in matches], self.mask),
+                tuple(sorted({match.form for match in matches})))
 
 
 def select_sentences(filtered: Path, max_sentences: int | None, seed: int,

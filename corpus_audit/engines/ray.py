@@ -24,6 +24,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from itertools import repeat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.writer import write_merged_rows
 from corpus_audit.engines.options import RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
-from corpus_audit.score.scorer import CHUNK_SENTENCES, ModelSpec, Scorer, score_texts
+from corpus_audit.score.scorer import CHUNK_SENTENCES, Forms, ModelSpec, Scorer, score_texts
 
 try:
     import ray
@@ -281,8 +282,9 @@ class RayScorer(Scorer):
         if self.use_gpu and _cluster("GPU") < 1:
             raise EngineError("--device cuda: the Ray cluster has no GPU")
 
-    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
-        items = [{"texts": _Carried(chunk)} for chunk in chunks]
+    def score_chunks(self, chunks: Iterable[list[str]], forms: Iterable[Forms] | None = None) -> Iterator[np.ndarray]:
+        items = [{"texts": _Carried((chunk, chunk_forms))}
+                 for chunk, chunk_forms in zip(chunks, repeat(None) if forms is None else forms)]
         if not items:
             return
         self.start()
@@ -290,7 +292,9 @@ class RayScorer(Scorer):
         # A CPU actor holds one CPU, and Ray limits its threads (OMP_NUM_THREADS) to match.
         resources = {"num_gpus": 1, "num_cpus": 1} if self.use_gpu else {"num_cpus": 1}
         # At most 4 UTF-8 bytes per character: the largest chunk fits one block.
-        with _data_context(max(4 * sum(map(len, item["texts"].value)) for item in items) + 1024), \
+        # (Forms add a few bytes per text: 64 each is generous.)
+        with _data_context(max(4 * sum(map(len, item["texts"].value[0])) + 64 * len(item["texts"].value[0])
+                               for item in items) + 1024), \
                 _actor_options_accepted():
             dataset = ray.data.from_items(items, override_num_blocks=len(items)).map_batches(
                 _ScoreActor, fn_constructor_args=(self.model,), batch_size=1,
@@ -298,9 +302,12 @@ class RayScorer(Scorer):
             for self.model_id, scores in _values(dataset.iter_rows()):
                 yield scores
 
-    def project(self, texts: list[str]) -> np.ndarray:
-        chunks = (texts[start:start + CHUNK_SENTENCES] for start in range(0, len(texts), CHUNK_SENTENCES))
-        return np.concatenate([np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32), *self.score_chunks(chunks)])
+    def project(self, texts: list[str], forms: Forms = None) -> np.ndarray:
+        starts = range(0, len(texts), CHUNK_SENTENCES)
+        chunks = (texts[start:start + CHUNK_SENTENCES] for start in starts)
+        chunk_forms = None if forms is None else (forms[start:start + CHUNK_SENTENCES] for start in starts)
+        return np.concatenate([np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32),
+                               *self.score_chunks(chunks, chunk_forms)])
 
 
 class _ScoreActor:
@@ -313,10 +320,10 @@ class _ScoreActor:
         self._model: tuple[Any, Any] | None = None
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        return _results(_captured(self._score, texts.value) for texts in batch["texts"])
+        return _results(_captured(self._score, *texts.value) for texts in batch["texts"])
 
-    def _score(self, texts: list[str]) -> tuple[str, np.ndarray]:
+    def _score(self, texts: list[str], forms: Forms) -> tuple[str, np.ndarray]:
         if self._model is None:
             self._model = self.spec.load()
         embedder, axes = self._model
-        return embedder.model_id, score_texts(texts, embedder, axes, show_progress=False)
+        return embedder.model_id, score_texts(texts, embedder, axes, show_progress=False, forms=forms)

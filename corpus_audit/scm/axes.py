@@ -50,6 +50,21 @@ STIGMA_CLASSES = ("not_stigmatising", "stigmatising")
 FORMAT_VERSION = 2
 
 
+def form_indicators(forms: Sequence[Sequence[str]] | None, names: Sequence[str], n: int) -> np.ndarray:
+    """(n, len(names)) 0/1: whether each of ``n`` sentences has a mention of each form of ``names`` (``forms``: the
+    forms of each sentence's mentions; None, or an empty entry, when no lexicon mention is known: all zeros)."""
+    indicators = np.zeros((n, len(names)), dtype=np.float64)
+    if forms is not None:
+        if len(forms) != n:
+            raise ValueError(f"{len(forms)} form lists for {n} sentences")
+        column = {name: index for index, name in enumerate(names)}
+        for row, sentence_forms in enumerate(forms):
+            for form in sentence_forms:
+                if form in column:
+                    indicators[row, column[form]] = 1.0
+    return indicators
+
+
 class AxesMismatchError(UserError, ValueError):
     """Axes applied to embeddings of another model or dimension."""
 
@@ -206,10 +221,13 @@ class SCMAxes:
         return bool(getattr(self, "judgement_", None))
 
     def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead,
-                         stigma: ClassifierHead | None = None, stigma_text: TextHead | None = None) -> SCMAxes:
+                         stigma: ClassifierHead | None = None, stigma_text: TextHead | None = None,
+                         stigma_forms: Sequence[str] = ()) -> SCMAxes:
         """Carry ``gate`` (classes ``CATEGORIES``), ``dimensions`` (classes ``DIMENSION_CLASSES``) and optionally the
         stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes, and with it optionally its text head
-        (scm/text_head.py), whose probability the stigma score averages with the embedding head's."""
+        (scm/text_head.py), whose probability the stigma score averages with the embedding head's.
+        ``stigma_forms``: the mention forms whose indicators (:func:`form_indicators`) the stigma head reads after
+        the embedding (the mask erases whether a mention was a slur or a diagnosis); empty for none."""
         if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
         for head in (stigma, stigma_text):
@@ -217,8 +235,11 @@ class SCMAxes:
                 raise ValueError(f"a stigma head must have the classes {STIGMA_CLASSES}")
         if stigma_text is not None and stigma is None:
             raise ValueError("a stigma text head goes with a stigma head")
+        if stigma_forms and stigma is None:
+            raise ValueError("stigma forms go with a stigma head")
         self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {}),
                            **({"stigma_text": stigma_text} if stigma_text else {})}
+        self.stigma_forms_ = tuple(stigma_forms)
         return self
 
     @property
@@ -231,22 +252,27 @@ class SCMAxes:
         """The stigma score's text head, or None (the score is then the embedding head's alone)."""
         return getattr(self, "judgement_", {}).get("stigma_text")
 
-    def stigma_score(self, X: np.ndarray, texts: Sequence[str] | None) -> np.ndarray:
-        """p(stigmatising) of embeddings ``X`` of ``texts``: the stigma head's, averaged with the text head's
-        where the axes carry one (which needs ``texts``)."""
-        score = self.stigma_head.predict_proba(X)[:, 1]
+    def stigma_score(self, X: np.ndarray, texts: Sequence[str] | None,
+                     forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+        """p(stigmatising) of embeddings ``X`` of ``texts`` whose mentions have ``forms`` (one list per text; None:
+        not known, read as no mention): the stigma head's, averaged with the text head's where the axes carry one
+        (which needs ``texts``)."""
+        names = getattr(self, "stigma_forms_", ())
+        features = np.hstack([X, form_indicators(forms, names, len(X))]) if names else X
+        score = self.stigma_head.predict_proba(features)[:, 1]
         if self.stigma_text_head is None:
             return score
         if texts is None or len(texts) != len(X):
             raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
         return (score + self.stigma_text_head.predict_proba(texts)[:, 1]) / 2
 
-    def measure(self, X: np.ndarray, texts: Sequence[str] | None = None) -> np.ndarray:
+    def measure(self, X: np.ndarray, texts: Sequence[str] | None = None,
+                forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
         """Embeddings (n, d) of ``texts`` -> float32 array (n, len(OUTPUT_COLUMNS)): warmth, competence, the
         probability of each category (``CATEGORIES``; that of a judgement is the judgement strength), the nine
         dimension scores p(endorse) - p(reject) and the stigma score p(stigmatising) (:meth:`stigma_score`: axes
-        with a stigma text head need ``texts``). The judgement columns are NaN when the axes carry no gate, the
-        stigma score when they carry no stigma head."""
+        with a stigma text head need ``texts``; ``forms``, the mention forms of each text, where known). The
+        judgement columns are NaN when the axes carry no gate, the stigma score when they carry no stigma head."""
         X = self._check_fitted(X)
         out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
         out[:, :2] = self.transform(X)
@@ -255,7 +281,7 @@ class SCMAxes:
             proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
             out[:, 2 + len(CATEGORIES):2 + len(CATEGORIES) + len(DIMENSION_COLUMNS)] = proba[:, :, 0] - proba[:, :, 1]
         if self.stigma_head is not None:
-            out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_score(X, texts)
+            out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_score(X, texts, forms)
         return out
 
     def check_embedder(self, embedder_id: str) -> None:
@@ -290,6 +316,7 @@ class SCMAxes:
             "n_features_in": int(self.n_features_in_),
             "arrays": sorted(arrays),
             "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
+            "stigma_forms": list(getattr(self, "stigma_forms_", ())),
             "metadata": self.metadata_,
         }
         with atomic_path(path) as tmp:
@@ -332,7 +359,8 @@ class SCMAxes:
                 if "stigma_text" in parts and parts["stigma_text"] != TextHead.kind:
                     raise AxesFileError(f"{path}: unknown stigma text head {parts['stigma_text']!r}")
                 axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"),
-                                      TextHead(STIGMA_CLASSES, text_arrays) if "stigma_text" in parts else None)
+                                      TextHead(STIGMA_CLASSES, text_arrays) if "stigma_text" in parts else None,
+                                      [str(form) for form in header.get("stigma_forms") or ()])
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():
                 text = name == TEXT_VOCABULARY
@@ -361,6 +389,8 @@ def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
         shapes = {f"projection__{axis}__{name}": shape for axis in AXES
                   for name, shape in axes._axis_head(axis).shapes(dimension).items()}
     for part, head in axes.judgement_.items():
-        head_shapes = head.shapes() if isinstance(head, TextHead) else head.shapes(dimension)
+        # The stigma head reads the embedding and then its form indicators.
+        head_shapes = head.shapes() if isinstance(head, TextHead) else head.shapes(
+            dimension + len(axes.stigma_forms_) if part == "stigma" else dimension)
         shapes.update({f"{part}__{name}": shape for name, shape in head_shapes.items()})
     return shapes

@@ -15,6 +15,7 @@ from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.judgement import JudgementData, fit_judgement_heads, load_judgement_data
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.common.resources import data_file, sha256_file
+from corpus_audit.corpus.matcher import FORMS
 from corpus_audit.scm.stigma import StigmaData, fit_stigma_head, fit_stigma_text_head, load_stigma_data
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 from corpus_audit.scm.text_head import TextHead
@@ -44,13 +45,14 @@ class Recipe:
     # labelled real sentences, at a twentieth of the fitting time).
     judgement_head: str = "logistic"
     # The stigma head (scm/stigma.py; needs ``judgement``), per language: (language, weight of a written sentence
-    # beside a real one, C of the logistic head, C of the text head or None for none), chosen on dev by
-    # scripts/select_stigma_weight.py. A language not listed gets no stigma head.
-    stigma_heads: tuple[tuple[str, float, float, float | None], ...] = ()
+    # beside a real one, C of the logistic head, C of the text head or None for none, whether the head reads the
+    # mention forms after the embedding), chosen on dev by scripts/select_stigma_weight.py. A language not listed
+    # gets no stigma head.
+    stigma_heads: tuple[tuple[str, float, float, float | None, bool], ...] = ()
 
-    def stigma_settings(self, lang: str) -> tuple[float, float, float | None] | None:
-        """(written weight, C, text head's C or None) of the stigma head for ``lang``, or None."""
-        return next(((weight, C, text_C) for name, weight, C, text_C in self.stigma_heads if name == lang), None)
+    def stigma_settings(self, lang: str) -> tuple[float, float, float | None, bool] | None:
+        """(written weight, C, text head's C or None, reads forms) of the stigma head for ``lang``, or None."""
+        return next((tuple(settings) for name, *settings in self.stigma_heads if name == lang), None)
 
     def make_axes(self) -> SCMAxes:
         return SCMAxes(head=self.head, n_components=self.n_components, C=self.C, hidden_units=self.hidden_units,
@@ -65,7 +67,7 @@ RECIPES = {
     # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
-                      stigma_heads=(("en", 0.5, 3.0, 4.0), ("es", 1.0, 3.0, 4.0))),
+                      stigma_heads=(("en", 0.5, 3.0, 4.0, True), ("es", 0.5, 3.0, 4.0, True))),
 }
 DEFAULT_RECIPE = "default"
 
@@ -166,17 +168,19 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
 
 
 def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str,
-               stigma: StigmaData | None) -> tuple[ClassifierHead | None, TextHead | None]:
+               stigma: StigmaData | None) -> tuple[ClassifierHead | None, TextHead | None, tuple[str, ...]]:
     """The recipe's stigma head and text head for ``lang`` fitted on the train and dev sentences of ``stigma``
-    (never the held-out ones); None for a recipe or language without one, or without the data."""
+    (never the held-out ones), and the mention forms the head reads (empty for none); None for a recipe or
+    language without one, or without the data."""
     settings = recipe.stigma_settings(lang)
     if stigma is None or settings is None:
-        return None, None
-    weight, C, text_C = settings
+        return None, None, ()
+    weight, C, text_C, reads_forms = settings
+    forms = FORMS if reads_forms else ()
     fitted = stigma.subset(stigma.rows(("train", "dev")))
     rows = np.arange(len(fitted))
-    return (fit_stigma_head(encode(fitted.texts), fitted, rows, weight, C=C),
-            None if text_C is None else fit_stigma_text_head(fitted, rows, weight, C=text_C))
+    return (fit_stigma_head(encode(fitted.texts), fitted, rows, weight, C=C, forms=forms),
+            None if text_C is None else fit_stigma_text_head(fitted, rows, weight, C=text_C), forms)
 
 
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,

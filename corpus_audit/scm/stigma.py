@@ -23,7 +23,7 @@ import numpy as np
 
 from corpus_audit.common.resources import data_dir, sha256_file
 from corpus_audit.scm.columns import STIGMA_COLUMN
-from corpus_audit.scm.axes import STIGMA_CLASSES
+from corpus_audit.scm.axes import STIGMA_CLASSES, form_indicators
 from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.templates import TemplateError
@@ -53,6 +53,9 @@ class StigmaData:
     path: Path
     category: np.ndarray  # str: the gate's category of each sentence (stigma.judgement.CATEGORIES)
     doc_id: np.ndarray  # str: the source document (real sentences; empty for written ones)
+    #: the forms of each sentence's mentions, as an audit knows them: the labelled one (if the lexicon has it) and
+    #: every one the language's matcher finds
+    mention_forms: list[tuple[str, ...]]
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -64,7 +67,8 @@ class StigmaData:
     def subset(self, rows: np.ndarray) -> StigmaData:
         """The sentences at ``rows``."""
         return StigmaData([self.texts[i] for i in rows], self.stigmatising[rows], self.split[rows],
-                          self.source[rows], self.form[rows], self.path, self.category[rows], self.doc_id[rows])
+                          self.source[rows], self.form[rows], self.path, self.category[rows], self.doc_id[rows],
+                          [self.mention_forms[i] for i in rows])
 
     def rows(self, splits: tuple[str, ...], sources: tuple[str, ...] = SOURCES) -> np.ndarray:
         return np.flatnonzero(np.isin(self.split, splits) & np.isin(self.source, sources))
@@ -82,6 +86,7 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
     """The labelled sentences of ``lang``, masked; a bad row stops with the file and line."""
     import pandas as pd
 
+    from corpus_audit.corpus.matcher import FORMS
     from corpus_audit.corpus.select import MentionMasker
 
     path = path or data_dir("templates") / lang / STIGMA_FILE
@@ -103,20 +108,31 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
         if problem:
             raise TemplateError(f"{path}, line {line}: {problem}")
     masker = MentionMasker(lang)
+    mention_forms = [tuple(sorted({match.form for match in masker.matcher.find(sentence)}
+                                  | ({form} if form in FORMS else set())))
+                     for sentence, form in zip(table["sentence"], table["form"])]
     return StigmaData(texts=[mask_labelled(s, t, masker) for s, t in zip(table["sentence"], table["matched_term"])],
                       stigmatising=(table["stigmatising"] == "yes").to_numpy(), split=table["split"].to_numpy(),
                       source=table["source"].to_numpy(), form=table["form"].to_numpy(), path=path,
-                      category=table["category"].to_numpy(), doc_id=table["doc_id"].to_numpy())
+                      category=table["category"].to_numpy(), doc_id=table["doc_id"].to_numpy(),
+                      mention_forms=mention_forms)
 
 
 def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
-                    kind: str = "logistic") -> ClassifierHead:
+                    kind: str = "logistic", forms: tuple[str, ...] = ()) -> ClassifierHead:
     """The stigma head fitted on ``rows`` of ``data`` (embeddings ``X`` of all of it), classes balanced, each
-    written sentence weighing ``written_weight`` (a real one 1)."""
+    written sentence weighing ``written_weight`` (a real one 1); with ``forms``, each embedding is followed by the
+    indicators of its mention forms among them (:func:`~corpus_audit.scm.axes.form_indicators`)."""
     weights = np.where(data.source[rows] == "written", written_weight, 1.0)
-    keep = weights > 0
-    return ClassifierHead(kind, STIGMA_CLASSES).fit(X[rows][keep], data.stigmatising[rows][keep].astype(int), C=C,
-                                                    balanced=True, sample_weight=weights[keep])
+    keep = rows[weights > 0]
+    features = stigma_features(X[keep], [data.mention_forms[i] for i in keep], forms)
+    return ClassifierHead(kind, STIGMA_CLASSES).fit(features, data.stigmatising[keep].astype(int), C=C,
+                                                    balanced=True, sample_weight=weights[weights > 0])
+
+
+def stigma_features(X: np.ndarray, mention_forms: list[tuple[str, ...]], forms: tuple[str, ...]) -> np.ndarray:
+    """What a stigma head reading ``forms`` takes: the embeddings, then the form indicators (none without forms)."""
+    return np.hstack([X, form_indicators(mention_forms, forms, len(X))]) if forms else X
 
 
 def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0) -> TextHead:
@@ -164,7 +180,7 @@ def stigma_validity(encode, axes, lang: str, data: StigmaData | None = None) -> 
         raise ValueError("these axes carry no stigma head")
     texts = [data.texts[i] for i in rows]
     X = encode(texts)
-    score = axes.stigma_score(X, texts)
+    score = axes.stigma_score(X, texts, [data.mention_forms[i] for i in rows])
     truth = data.stigmatising[rows]
     auc, low, high = bootstrap_auc(truth, score, groups=data.doc_id[rows])
     order = np.argsort(-score, kind="stable")

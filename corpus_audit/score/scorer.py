@@ -4,13 +4,16 @@ workers) and the :class:`Scorer` interface that engines implement.
 
 Every scorer gives :func:`score_texts` results: texts are normalised (:func:`prepare_text`: whitespace runs become
 one space, ends stripped, cut to ``MAX_TEXT_CHARS``), each distinct text is embedded once, blank texts get NaN.
+A text may come with the forms of its illness mentions (``forms``: the stigma head reads them, since the mask
+erases whether a mention was a slur or a diagnosis); a text scored without them is read as one without a mention.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 
 #: Longer texts are cut before embedding; the default model reads at most 256 word pieces anyway.
 MAX_TEXT_CHARS = 5000
+#: The mention forms of each text (``corpus.matcher.FORMS`` names), or None where they are not known.
+Forms = Sequence[Sequence[str]] | None
+
 #: Sentences per scoring unit (a few seconds of embedding on a CPU, so that an interrupted audit loses little, even a
 #: small one): an audit saves its scores in chunks of this size, and the Ray engine sends chunks of
 #: this size to its actors. Chunk boundaries decide the embedding batches, so resumed and fresh runs agree.
@@ -106,35 +112,38 @@ def prepare_text(text: str) -> tuple[str, bool]:
 
 
 def score_texts(texts: list[str], embedder: Embedder, axes: SCMAxes, summary: ScoreSummary | None = None,
-                show_progress: bool | None = None) -> np.ndarray:
-    """The instrument's ``OUTPUT_COLUMNS`` for each text, shape (n, len(OUTPUT_COLUMNS)); blank texts get NaN.
-    Each distinct text is embedded once.
+                show_progress: bool | None = None, forms: Forms = None) -> np.ndarray:
+    """The instrument's ``OUTPUT_COLUMNS`` for each text (whose mentions have ``forms``, where known), shape
+    (n, len(OUTPUT_COLUMNS)); blank texts get NaN. Each distinct text is embedded once.
 
     ``show_progress`` is passed to the embedder (None: a bar for long inputs on a terminal)."""
-    return score_with(texts, lambda distinct: axes.measure(embedder.encode(distinct, show_progress=show_progress),
-                                                           distinct), summary)
+    return score_with(texts, lambda distinct, distinct_forms: axes.measure(
+        embedder.encode(distinct, show_progress=show_progress), distinct, distinct_forms), summary, forms)
 
 
-def score_with(texts: list[str], project: Callable[[list[str]], np.ndarray],
-               summary: ScoreSummary | None = None) -> np.ndarray:
-    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (:func:`prepare_text`) into
-    scores, shape (n_distinct, len(OUTPUT_COLUMNS))."""
+def score_with(texts: list[str], project: Callable[[list[str], Forms], np.ndarray],
+               summary: ScoreSummary | None = None, forms: Forms = None) -> np.ndarray:
+    """:func:`score_texts` with ``project`` turning the distinct non-blank texts (:func:`prepare_text`) and their
+    forms (None where ``forms`` is None) into scores, shape (n_distinct, len(OUTPUT_COLUMNS)). A text is distinct
+    by its prepared text and its set of forms."""
     summary = summary if summary is not None else ScoreSummary()
-    prepared = []
-    for text in texts:
+    if forms is not None and len(forms) != len(texts):
+        raise ValueError(f"{len(forms)} form lists for {len(texts)} texts")
+    keys = []
+    for text, text_forms in zip(texts, repeat(()) if forms is None else forms):
         text, cut = prepare_text(text)
         summary.truncated += cut
-        prepared.append(text)
-    distinct = list(dict.fromkeys(t for t in prepared if t))
+        keys.append((text, tuple(sorted(set(text_forms)))))
+    distinct = list(dict.fromkeys(key for key in keys if key[0]))
     summary.distinct_texts = len(distinct)
     scores = np.full((len(texts), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
     if distinct:
-        points = project(distinct)
-        index = {text: row for row, text in enumerate(distinct)}
-        for position, text in enumerate(prepared):
-            if text:
-                scores[position] = points[index[text]]
-    blank = sum(1 for t in prepared if not t)
+        points = project([text for text, _ in distinct], None if forms is None else [f for _, f in distinct])
+        index = {key: row for row, key in enumerate(distinct)}
+        for position, key in enumerate(keys):
+            if key[0]:
+                scores[position] = points[index[key]]
+    blank = sum(1 for text, _ in keys if not text)
     if blank:
         summary.skipped["blank text"] += blank
     summary.scored = len(texts) - blank
@@ -179,11 +188,12 @@ class Scorer(ABC):
         """Load the model (locally) or start the engine, so that a failure shows before any scoring."""
 
     @abstractmethod
-    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
-        """:func:`score_texts` of each chunk, shape (len(chunk), len(OUTPUT_COLUMNS)), in order, as each is ready."""
+    def score_chunks(self, chunks: Iterable[list[str]], forms: Iterable[Forms] | None = None) -> Iterator[np.ndarray]:
+        """:func:`score_texts` of each chunk (with the forms of its texts: one entry of ``forms`` per chunk, where
+        given), shape (len(chunk), len(OUTPUT_COLUMNS)), in order, as each is ready."""
 
     @abstractmethod
-    def project(self, texts: list[str]) -> np.ndarray:
+    def project(self, texts: list[str], forms: Forms = None) -> np.ndarray:
         """Scores of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`)."""
 
 
@@ -199,16 +209,16 @@ class LocalScorer(Scorer):
             self._model = self._loader.load()
             self.model_id = self._model[0].model_id
 
-    def score_chunks(self, chunks: Iterable[list[str]]) -> Iterator[np.ndarray]:
-        for chunk in chunks:
+    def score_chunks(self, chunks: Iterable[list[str]], forms: Iterable[Forms] | None = None) -> Iterator[np.ndarray]:
+        for chunk, chunk_forms in zip(chunks, repeat(None) if forms is None else forms):
             self.start()
-            yield score_texts(chunk, *self._model, show_progress=False)
+            yield score_texts(chunk, *self._model, show_progress=False, forms=chunk_forms)
 
     def embedding_cache_counts(self) -> tuple[int, int] | None:
         embedder = self._model[0] if self._model else None
         return (embedder.reused, embedder.embedded) if hasattr(embedder, "reused") else None
 
-    def project(self, texts: list[str]) -> np.ndarray:
+    def project(self, texts: list[str], forms: Forms = None) -> np.ndarray:
         self.start()
         embedder, axes = self._model
-        return axes.measure(embedder.encode(texts), texts)
+        return axes.measure(embedder.encode(texts), texts, forms)

@@ -11,9 +11,8 @@ what the sentence says of people, not what the illness word itself carries.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +22,9 @@ from corpus_audit.corpus.documents import (CorpusError, ReaderOptions, ReadStats
                                            scrub_surrogates)
 from corpus_audit.corpus.readers import read_file, split_format
 from corpus_audit.score.scorer import Scorer, ScoreSummary, add_score_columns, score_with
+
+if TYPE_CHECKING:
+    from corpus_audit.corpus.select import MentionMasker
 
 OUTPUT_FORMATS = (".csv", ".parquet")
 
@@ -97,9 +99,10 @@ def _mixed_as_text(frame: Any) -> Any:
 
 
 def score_file(input_path: str, output: str | Path, scorer: Scorer, text_field: str = "text",
-               strict: bool = False, mask: Callable[[str], str] | None = None) -> ScoreSummary:
+               strict: bool = False, mask: MentionMasker | None = None) -> ScoreSummary:
     """Read ``input_path``, score every row with ``scorer``, write ``output``. ``mask`` rewrites each text before
-    it is scored (the illness mentions replaced by the mask phrase); the output keeps the text as it was.
+    it is scored (the illness mentions replaced by the mask phrase, their forms given to the scorer); the output
+    keeps the text as it was.
 
     The scorer starts (loads its model, or connects its engine) only once the input is known to hold rows, so a
     bad input fails before the model is loaded. Reading and writing stay in this process.
@@ -114,7 +117,9 @@ def score_file(input_path: str, output: str | Path, scorer: Scorer, text_field: 
     scorer.start()  # Ray: connects (the actors load the model while embedding)
     summary.seconds["load_model"] = time.perf_counter() - started
     started = time.perf_counter()
-    scores = score_with([mask(text) for text in texts] if mask else texts, scorer.project, summary)
+    masked = [mask.with_forms(text) for text in texts] if mask else None
+    scores = score_with([text for text, _ in masked] if masked else texts, scorer.project, summary,
+                        [forms for _, forms in masked] if masked else None)
     summary.model_id = scorer.model_id or ""
     summary.seconds["embed_and_project"] = time.perf_counter() - started
     started = time.perf_counter()

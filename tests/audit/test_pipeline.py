@@ -20,7 +20,7 @@ from corpus_audit.corpus.select import mask_mentions, select_sentences
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.cli import main
 from corpus_audit.score.scorer import LocalScorer
-from corpus_audit.scm.columns import OUTPUT_COLUMNS
+from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 
 SAMPLE = str(Path(__file__).parents[1] / "data" / "corpus_reddit_sample_en.jsonl.gz")
 
@@ -186,7 +186,7 @@ class _HashEmbedder:
 class _FirstTwoColumns:
     """Axes without a judgement gate: warmth and competence, the other instrument columns NaN."""
 
-    def measure(self, vectors, texts=None):
+    def measure(self, vectors, texts=None, forms=None):
         return np.hstack([vectors[:, :2], np.full((len(vectors), len(OUTPUT_COLUMNS) - 2), np.nan, np.float32)])
 
 
@@ -218,6 +218,31 @@ def test_score_parts_resume_after_a_crash_gives_the_uninterrupted_result(tmp_pat
                                                               logs.append, False)
     assert other.embedded == 45 and any(m.startswith("score: discarding saved chunks of another configuration")
                                         for m in logs)
+
+
+class _FormsInStigma(_FirstTwoColumns):
+    """Axes whose stigma column counts the forms each text was scored with (-1: none given)."""
+
+    def measure(self, vectors, texts=None, forms=None):
+        out = super().measure(vectors, texts)
+        out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = -1 if forms is None else [len(f) for f in forms]
+        return out
+
+
+def test_the_forms_of_each_sentence_reach_the_axes_chunk_by_chunk(tmp_path, monkeypatch):
+    """The mask erases whether a mention was a slur or a diagnosis: each sentence's forms travel with it."""
+    monkeypatch.setattr(ScoreParts, "chunk", 4)
+    texts = [f"sentence {i} about this condition" for i in range(10)]
+    forms = [("slang",) * (i % 3) + ("diagnosis",) for i in range(10)]  # one form per text, repeated i % 3 times
+    forms[3] = ("slang", "diagnosis", "slang")
+    scores = ScoreParts(tmp_path / "a", "key", len(texts)).score(
+        texts, LocalScorer(loaded(_HashEmbedder(), _FormsInStigma())), lambda message: None, False, forms)
+    stigma = scores[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)]
+    # each text's forms reach the axes as a set: one or two distinct forms
+    assert stigma.tolist() == [len(set(f)) for f in forms]
+    unknown = ScoreParts(tmp_path / "b", "key", len(texts)).score(
+        texts, LocalScorer(loaded(_HashEmbedder(), _FormsInStigma())), lambda message: None, False)
+    assert (unknown[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] == -1).all()
 
 
 def test_guard_rails_fail_before_any_work(tmp_path, tiny_st_model, tiny_axes, monkeypatch):

@@ -223,7 +223,7 @@ class _CountingEmbedder:
 class _Identity:
     """Axes without a judgement gate: the vectors are (warmth, competence), the other columns NaN."""
 
-    def measure(self, vectors, texts=None):
+    def measure(self, vectors, texts=None, forms=None):
         return np.hstack([vectors, np.full((len(vectors), len(OUTPUT_COLUMNS) - 2), np.nan, np.float32)])
 
 

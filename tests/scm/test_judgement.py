@@ -152,7 +152,7 @@ class _Passthrough:
 
     judges = True
 
-    def measure(self, X, texts=None):
+    def measure(self, X, texts=None, forms=None):
         return np.asarray(X, dtype=np.float32)
 
 

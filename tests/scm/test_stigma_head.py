@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score, roc_auc_score
 
-from corpus_audit.scm.axes import STIGMA_CLASSES, AxesFileError, SCMAxes
+from corpus_audit.corpus.matcher import FORMS
+from corpus_audit.scm.axes import STIGMA_CLASSES, AxesFileError, SCMAxes, form_indicators
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.stigma import (bootstrap_auc, document_ranking, fit_stigma_head, fit_stigma_text_head,
@@ -209,14 +210,14 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
 
     from corpus_audit.scm.recipes import fit_stigma, get_recipe
 
-    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0, 2.0),))
+    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0, 2.0, False),))
     seen: list[str] = []
 
     def recording_encode(texts: list[str]) -> np.ndarray:
         seen.extend(texts)
         return encode(texts)
 
-    head, text_head = fit_stigma(recipe, recording_encode, "en", labelled)
+    head, text_head, forms = fit_stigma(recipe, recording_encode, "en", labelled)
     fitted = labelled.rows(("train", "dev"))
     assert seen == [labelled.texts[i] for i in fitted]  # no held-out sentence is even embedded
     expected = fit_stigma_head(encode(labelled.texts), labelled, fitted, 0.5, C=1.0)
@@ -225,8 +226,12 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
     expected_text = fit_stigma_text_head(labelled, fitted, 0.5, C=2.0)
     np.testing.assert_allclose(text_head.predict_proba(labelled.texts), expected_text.predict_proba(labelled.texts),
                                atol=1e-8)
-    assert fit_stigma(recipe, encode, "es", labelled) == (None, None)  # no settings for that language
-    assert fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None),)), encode, "en", labelled)[1] is None
+    assert forms == ()
+    assert fit_stigma(recipe, encode, "es", labelled) == (None, None, ())  # no settings for that language
+    assert fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None, False),)), encode, "en", labelled)[1] \
+        is None
+    with_forms = fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None, True),)), encode, "en", labelled)
+    assert with_forms[2] == FORMS and with_forms[0].arrays["logistic__weights"].shape == (64 + len(FORMS), 2)
     assert get_recipe("default").stigma_settings("en") is not None
     assert get_recipe("reference").stigma_settings("en") is None
 
@@ -258,3 +263,49 @@ def test_a_text_head_is_averaged_into_the_stigma_column_and_survives_save_and_lo
     np.savez(tmp_path / "tampered.npz", **arrays)
     with pytest.raises(AxesFileError, match="tampered.npz"):
         SCMAxes.load(tmp_path / "tampered.npz")
+
+
+def test_every_lexicon_form_of_a_sentence_is_known_to_the_stigma_data(tmp_path):
+    table = fixture_rows().head(2)
+    table.loc[1, "sentence"] = "Lunatics, said the man with depression, are everywhere."
+    table.loc[1, "matched_term"], table.loc[1, "form"] = "Lunatics", "slang"
+    table.loc[0, "form"] = "diagnosis_extra"  # not a lexicon form: only what the matcher finds counts
+    path = tmp_path / "stigma_labelled.csv"
+    table.to_csv(path, index=False)
+    data = load_stigma_data("en", path)
+    assert data.mention_forms[1] == ("diagnosis", "slang")
+    assert set(data.mention_forms[0]) <= set(FORMS) and "diagnosis_extra" not in data.mention_forms[0]
+    assert data.subset(np.array([1])).mention_forms == [("diagnosis", "slang")]
+
+
+def test_form_indicators_mark_each_sentences_forms_in_the_order_given():
+    names = ("diagnosis", "slang", "person")
+    indicators = form_indicators([("slang",), (), ("person", "diagnosis", "treatment")], names, 3)
+    np.testing.assert_array_equal(indicators, [[0, 1, 0], [0, 0, 0], [1, 0, 1]])
+    np.testing.assert_array_equal(form_indicators(None, names, 2), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="2 form lists for 3 sentences"):
+        form_indicators([(), ()], names, 3)
+
+
+def test_a_stigma_head_that_reads_forms_scores_the_same_masked_text_by_its_mention_form(labelled, tmp_path):
+    """The mask makes a slur and a diagnosis name one phrase; a head trained where slurs stigmatise more tells
+    them apart by the form, and keeps the forms it reads through save and load."""
+    X = encode(labelled.texts)
+    rows = labelled.rows(("train", "dev"))
+    # a labelling where only the slang-form sentences stigmatise: the words cannot tell, the form can
+    labelled.stigmatising = np.array(["slang" in forms for forms in labelled.mention_forms])
+    head = fit_stigma_head(X, labelled, rows, written_weight=1.0, forms=FORMS)
+    axes = judging_axes(X, labelled.stigmatising, head)
+    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], head, stigma_forms=FORMS)
+    text = ["Keep this condition away from our kids."] * 2
+    column = OUTPUT_COLUMNS.index(STIGMA_COLUMN)
+    scores = axes.measure(encode(text), text, [("slang",), ("diagnosis",)])[:, column]
+    assert scores[0] > 0.5 > scores[1]
+    unknown = axes.measure(encode(text[:1]), text[:1])[:, column]  # no forms known: read as no mention
+    assert unknown[0] == pytest.approx(axes.measure(encode(text[:1]), text[:1], [()])[0, column])
+    axes.save(tmp_path / "axes.npz")
+    loaded = SCMAxes.load(tmp_path / "axes.npz")
+    assert loaded.stigma_forms_ == FORMS
+    np.testing.assert_array_equal(loaded.measure(encode(text), text, [("slang",), ("diagnosis",)])[:, column], scores)
+    with pytest.raises(ValueError, match="go with a stigma head"):
+        axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], None, stigma_forms=FORMS)
