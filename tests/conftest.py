@@ -70,6 +70,34 @@ def tiny_axes(tiny_st_model, tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="session")
+def forms_axes(tiny_st_model, tiny_axes, tmp_path_factory) -> str:
+    """The tiny model's axes with a gate, dimension heads and a stigma head that reads the forms: it calls a
+    sentence stigmatising when it has a slang mention, whatever its words."""
+    import numpy as np
+
+    from corpus_audit.corpus.matcher import FORMS
+    from corpus_audit.scm.axes import STIGMA_CLASSES, form_indicators
+    from corpus_audit.scm.columns import DIMENSION_CLASSES
+    from corpus_audit.scm.heads import ClassifierHead
+    from corpus_audit.score.scorer import ModelSpec
+    from corpus_audit.stigma.judgement import CATEGORIES
+
+    embedder, axes = ModelSpec("en", tiny_st_model, axes_path=tiny_axes).load()
+    rng = np.random.default_rng(0)
+    X = embedder.encode([f"sentence {i} about this condition and {rng.integers(1000)}" for i in range(120)])
+    forms = [tuple(f for f in FORMS if rng.random() < 0.4) for _ in range(120)]
+    slang = np.array(["slang" in f for f in forms], dtype=int)
+    stigma = ClassifierHead("logistic", STIGMA_CLASSES).fit(np.hstack([X, form_indicators(forms, FORMS, 120)]), slang,
+                                                            C=10.0)
+    gate = ClassifierHead("logistic", CATEGORIES).fit(X, np.arange(120) % len(CATEGORIES))
+    dimensions = ClassifierHead("logistic", DIMENSION_CLASSES).fit(X, np.arange(120) % len(DIMENSION_CLASSES))
+    axes.attach_judgement(gate, dimensions, stigma, stigma_forms=FORMS)
+    path = tmp_path_factory.mktemp("forms-axes") / "axes.npz"
+    axes.save(path)
+    return str(path)
+
+
 @pytest.fixture()
 def foreign_axes(tiny_axes, tmp_path) -> str:
     """The tiny model's axes, relabelled as trained on another model: every command must refuse them."""

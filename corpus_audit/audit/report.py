@@ -48,10 +48,10 @@ EXAMPLES_PER_ILLNESS = 2
 #: Longer sentences are cut for display (the full text is in sentences.parquet): keeps the report readable.
 MAX_SENTENCE_CHARS = 400
 TOP_DOCUMENTS = 20
-#: What the ranking's precision was when measured (tests/data/top_documents_en.csv, docs/decision.md).
-RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) none of the 20 documents "
-                    "ranked first stigmatises when read by hand (most are short titles and self-disclosures), and "
-                    "the few stigmatising documents found rank between 23rd and 254th of 708.")
+#: What the ranking's precision was when measured by hand (docs/stigma_score.md, "The bundled Reddit demo").
+RANKING_VALIDITY = ("on the bundled Reddit demo (English, default model; docs/stigma_score.md) 4 of the 20 documents "
+                    "ranked first stigmatise when read by hand and 2 support people with the illness; most of the "
+                    "rest are short titles, advice and self-disclosures.")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }

@@ -78,7 +78,8 @@ def test_documents_are_batched_across_documents_one_model_call_per_batch(instrum
     whole = instrument.score_documents(records)
     calls = []
     project = instrument._project
-    monkeypatch.setattr(instrument, "_project", lambda texts: calls.append(len(texts)) or project(texts))
+    monkeypatch.setattr(instrument, "_project",
+                        lambda texts, forms=None: calls.append(len(texts)) or project(texts, forms))
     batches = list(instrument.iter_document_batches(records, batch_sentences=16))
     assert len(batches) > 2 and len(calls) == sum(1 for batch in batches if len(batch.sentences))
     assert sum(len(batch.documents) for batch in batches) == len(records)  # every document, in one batch each

@@ -112,6 +112,22 @@ def test_score_gives_the_local_scores(ray_session, tmp_path, tiny_st_model, tiny
                                atol=SCORE_TOLERANCE, rtol=0)
 
 
+def test_the_ray_actors_score_each_text_with_its_mention_forms(ray_session, tmp_path, tiny_st_model, forms_axes):
+    """One masked text, a slur in one line and a diagnosis in the other: the actors get each line's forms."""
+    source = tmp_path / "in.txt"
+    source.write_text("Those lunatics are everywhere tonight.\nThose schizophrenics are everywhere tonight.\n",
+                      encoding="utf-8")
+    stigma = {}
+    for engine in ("local", "ray"):
+        out = tmp_path / f"{engine}.csv"
+        result = CliRunner().invoke(main, ["score", str(source), "-o", str(out), "--model", tiny_st_model, "--axes",
+                                           forms_axes, "--engine", engine])
+        assert result.exit_code == 0, result.output
+        stigma[engine] = pd.read_csv(out)["stigma"].to_numpy()
+    np.testing.assert_allclose(stigma["ray"], stigma["local"], atol=SCORE_TOLERANCE, rtol=0)
+    assert stigma["ray"][0] > 0.5 > stigma["ray"][1]
+
+
 def test_worker_errors_reach_the_user_as_messages(ray_session, tmp_path, tiny_st_model, foreign_axes):
     source = tmp_path / "in.txt"
     source.write_text("They are kind.\n")
