@@ -29,7 +29,7 @@ from corpus_audit.common.atomic import (atomic_path, check_output_location, fold
                                         write_text_atomic)
 from corpus_audit.common.checkpoints import NOT_RUN, Checkpoints, fingerprint
 from corpus_audit.common.errors import Interrupted, UserError
-from corpus_audit.common.resources import data_file, sha256_file, sha256_files
+from corpus_audit.common.resources import SHIPPED_AXES_DIR, data_file, sha256_file, sha256_files
 from corpus_audit.corpus.filter import CorpusSpec
 from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, default_lexicon_path, lexicon_files
 from corpus_audit.embed import model_identity
@@ -151,6 +151,9 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
             "model": model_identity(options.model or get_language(options.lang).default_model),
             "backend": options.backend,
             "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None,
+            # without --axes, the shipped axes of the language (a release may refit their heads)
+            "shipped axes": None if options.axes_path else {path.name: sha256_file(path) for path in
+                                                             sorted(SHIPPED_AXES_DIR.glob(f"{options.lang}-*.npz"))},
             "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
             "package version": __version__}
 

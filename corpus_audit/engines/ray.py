@@ -24,8 +24,8 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from itertools import repeat
 from contextlib import contextmanager
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 

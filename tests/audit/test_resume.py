@@ -304,3 +304,27 @@ def test_unrecorded_part_is_scored_again(saved_parts):
     embedder = _CountingEmbedder()
     np.testing.assert_array_equal(scored(folder, [], embedder), whole)
     assert embedder.embedded == 10
+
+
+def test_saved_scores_depend_on_the_shipped_axes_when_no_axes_are_given(tmp_path, monkeypatch):
+    """A release that refits the shipped heads must not resume an audit from chunks the old heads scored."""
+    from corpus_audit.audit import pipeline
+    from corpus_audit.common.checkpoints import fingerprint
+
+    filtered = tmp_path / "filtered.parquet"
+    filtered.write_bytes(b"rows")
+    shipped = tmp_path / "axes"
+    shipped.mkdir()
+    monkeypatch.setattr(pipeline, "SHIPPED_AXES_DIR", shipped)
+    (shipped / "en-default-minilm.npz").write_bytes(b"old heads")
+    (shipped / "es-default-e5-small.npz").write_bytes(b"spanish")
+    options = SimpleNamespace(model=None, lang="en", backend="auto", axes_path=None, mask_terms=True,
+                              max_sentences=None, seed=0)
+    run = SimpleNamespace(options=options, folder=SimpleNamespace(filtered=filtered))
+    before = fingerprint(pipeline._score_depends(run))
+    (shipped / "es-default-e5-small.npz").write_bytes(b"spanish, refitted")  # another language: no change
+    assert fingerprint(pipeline._score_depends(run)) == before
+    (shipped / "en-default-minilm.npz").write_bytes(b"new heads")
+    assert fingerprint(pipeline._score_depends(run)) != before
+    given = SimpleNamespace(**{**vars(options), "axes_path": str(filtered)})  # --axes: that file decides
+    assert pipeline._score_depends(SimpleNamespace(options=given, folder=run.folder))["shipped axes"] is None
