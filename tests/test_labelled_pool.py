@@ -6,6 +6,7 @@ they say."""
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
 
@@ -58,12 +59,15 @@ def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
     return pool["chunk"].str.rsplit("_", n=1).str[-1].astype(int)
 
 
-def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The short-fragment supplement (the chunk after the main draw's) and the second real sample (the chunks
-    after it)."""
-    short_chunk = len(sampler.chunk_sizes(sampler.TOTALS[pool["lang"].iloc[0]])) + 1
+def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The short-fragment supplement (the chunk after the main draw's), the second real sample (the chunks after
+    it, as many as its quotas fill) and the third, mined with the score (the chunks after those)."""
+    lang = pool["lang"].iloc[0]
+    short_chunk = len(sampler.chunk_sizes(sampler.TOTALS[lang])) + 1
+    more_chunk = short_chunk + math.ceil(sum(sampler.MORE_QUOTAS.get(lang, {}).values()) / sampler.MORE_CHUNK_ROWS)
     numbers = chunk_numbers(pool)
-    return pool[numbers == short_chunk], pool[numbers > short_chunk]
+    return (pool[numbers == short_chunk], pool[(numbers > short_chunk) & (numbers <= more_chunk)],
+            pool[numbers > more_chunk])
 
 
 def assert_out_of_heldout_and_demo(supplement: pd.DataFrame, lang: str) -> None:
@@ -104,7 +108,7 @@ def test_codiesp_cases_share_their_split_across_languages():
 
 def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, words: tuple[int, int]
                        ) -> pd.DataFrame:
-    """Supplement ``which`` (0: short, 1: the second sample), checked against its ``quotas`` and word range, out of
+    """Supplement ``which`` (0: short, 1: the second sample, 2: the third), checked against its ``quotas`` and word range, out of
     the held-out set and the demo; empty where the language has no quota."""
     supplement = supplements(pool, sampler)[which]
     lang = pool["lang"].iloc[0]
@@ -123,8 +127,11 @@ def test_the_short_supplement_keeps_its_promises(pool, sampler):
     assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
 
 
-def test_the_second_real_sample_keeps_its_promises(pool, sampler):
-    supplement = checked_supplement(pool, sampler, 1, sampler.MORE_QUOTAS, (sampler.MIN_WORDS, sampler.MAX_WORDS))
+@pytest.mark.parametrize(("which", "quotas", "words"), [(1, "MORE_QUOTAS", "MIN_MAX"), (2, "SCORED_QUOTAS",
+                                                                                          "SCORED_WORDS")])
+def test_the_second_and_third_real_samples_keep_their_promises(pool, sampler, which, quotas, words):
+    words = (sampler.MIN_WORDS, sampler.MAX_WORDS) if words == "MIN_MAX" else getattr(sampler, words)
+    supplement = checked_supplement(pool, sampler, which, getattr(sampler, quotas), words)
     doubled = supplement[supplement["double_labelled"] == "yes"]
     assert doubled["chunk"].nunique() <= 1 and (doubled["label_1"] != "").all() and (doubled["label_2"] != "").all()
     assert doubled.empty == supplement.empty
