@@ -45,7 +45,7 @@ SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_e
 # The second real sample (--more): sentences per corpus, and rows per label sheet.
 MORE_QUOTAS = {"en": {"civil_comments_toxic_spans_en": 400, "mlma_tweets_en": 150, "reddit_mh_27subs_en": 250}}
 MORE_CHUNK_ROWS = 200
-# The third sample, mined with the shipped score (--scored): where the score errs. From Reddit (mostly support
+# The samples mined with the shipped score (--scored ROUND): where the score errs. From Reddit (mostly support
 # forums, where an audit reads) the sentences it scores highest, of 1 to 80 words: its false alarms and the rare
 # stigma there; from the two social-text corpora the sentences it is least sure of (nearest 0.5).
 SCORED_QUOTAS = {"en": {"reddit_mh_27subs_en": 400, "civil_comments_toxic_spans_en": 50, "mlma_tweets_en": 50}}
@@ -337,11 +337,17 @@ def build_more(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataF
     return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)
 
 
-def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataFrame:
-    """The third sample, mined with the stigma score of the shipped axes (the package as installed: the draw
-    depends on them, so it is reproducible at the commit that drew it): per corpus of ``SCORED_QUOTAS``, from what
-    ``supplement_candidates`` leaves, the highest-scored sentences (``SCORED_HIGHEST``) or those nearest 0.5, each
-    not a near-duplicate of one already pooled or drawn. One chunk is labelled twice, independently."""
+def scored_suffix(round_: int) -> str:
+    """The pool file suffix of mining round ``round_`` (1: ``_scored``, 2: ``_scored2``, ...)."""
+    return "_scored" if round_ == 1 else f"_scored{round_}"
+
+
+def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame], round_: int = 1) -> pd.DataFrame:
+    """A sample mined with the stigma score of the shipped axes (the package as installed: the draw depends on
+    them, so it is reproducible at the commit that drew it; each round mines with the heads refitted on the rounds
+    before): per corpus of ``SCORED_QUOTAS``, from what ``supplement_candidates`` leaves, the highest-scored
+    sentences (``SCORED_HIGHEST``) or those nearest 0.5, each not a near-duplicate of one already pooled or drawn.
+    One chunk is labelled twice, independently."""
     from corpus_audit.api import Instrument
 
     found, seen = supplement_candidates(corpora, lang, SCORED_QUOTAS[lang], SCORED_WORDS, pooled)
@@ -353,7 +359,7 @@ def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.Dat
         order = -pool["stigma"] if corpus in SCORED_HIGHEST else (pool["stigma"] - 0.5).abs()
         ordered = pool.iloc[np.argsort(order.to_numpy(), kind="stable")]
         drawn.append(ordered[[seen.add(sentence) for sentence in ordered["sentence"]]].head(quota))
-    rng = np.random.default_rng(SEED + 3)
+    rng = np.random.default_rng(SEED + 2 + round_)
     sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
     return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)
 
@@ -381,8 +387,9 @@ def main() -> None:
                              "pool_LANG_short.csv (needs pool_LANG.csv in --out)")
     supplements.add_argument("--more", action="store_true", help="draw the second real sample pool_LANG_more.csv "
                              "(needs pool_LANG.csv and pool_LANG_short.csv in --out)")
-    supplements.add_argument("--scored", action="store_true", help="draw the third sample, mined with the shipped "
-                             "stigma score, pool_LANG_scored.csv (needs the pools above in --out)")
+    supplements.add_argument("--scored", type=int, metavar="ROUND", help="draw mining round ROUND (1, 2, ...) with "
+                             "the shipped stigma score: pool_LANG_scored.csv, then pool_LANG_scored2.csv, ... (needs "
+                             "the pools above and those of the earlier rounds in --out)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
@@ -394,8 +401,10 @@ def main() -> None:
             pool = build_more(args.corpora, lang, read_pools(args.out, lang, "", "_short"))
             pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
         elif args.scored:
-            pool = build_scored(args.corpora, lang, read_pools(args.out, lang, "", "_short", "_more"))
-            pool.to_csv(args.out / f"pool_{lang}_scored.csv", index=False)
+            earlier = [scored_suffix(round_) for round_ in range(1, args.scored)]
+            pool = build_scored(args.corpora, lang, read_pools(args.out, lang, "", "_short", "_more", *earlier),
+                                args.scored)
+            pool.to_csv(args.out / f"pool_{lang}{scored_suffix(args.scored)}.csv", index=False)
         else:
             pool = build(args.corpora, lang)
             pool.to_csv(args.out / f"pool_{lang}.csv", index=False)

@@ -61,7 +61,7 @@ def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
 
 def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The short-fragment supplement (the chunk after the main draw's), the second real sample (the chunks after
-    it, as many as its quotas fill) and the third, mined with the score (the chunks after those)."""
+    it, as many as its quotas fill) and the samples mined with the score (the chunks after those)."""
     lang = pool["lang"].iloc[0]
     short_chunk = len(sampler.chunk_sizes(sampler.TOTALS[lang])) + 1
     more_chunk = short_chunk + math.ceil(sum(sampler.MORE_QUOTAS.get(lang, {}).values()) / sampler.MORE_CHUNK_ROWS)
@@ -108,14 +108,15 @@ def test_codiesp_cases_share_their_split_across_languages():
 
 def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, words: tuple[int, int]
                        ) -> pd.DataFrame:
-    """Supplement ``which`` (0: short, 1: the second sample, 2: the third), checked against its ``quotas`` and word range, out of
+    """Supplement ``which`` (0: short, 1: the second sample, 2: the mined ones), checked against its ``quotas`` and word range, out of
     the held-out set and the demo; empty where the language has no quota."""
     supplement = supplements(pool, sampler)[which]
     lang = pool["lang"].iloc[0]
     if lang not in quotas:
         assert supplement.empty
         return supplement
-    assert 0 < len(supplement) <= sum(quotas[lang].values())
+    rounds = mining_rounds(supplement) if which == 2 else [supplement]
+    assert all(0 < len(part) <= sum(quotas[lang].values()) for part in rounds)
     assert set(supplement["corpus"]) <= set(quotas[lang])
     assert supplement["sentence"].str.split().str.len().between(*words).all()
     assert_out_of_heldout_and_demo(supplement, lang)
@@ -127,14 +128,22 @@ def test_the_short_supplement_keeps_its_promises(pool, sampler):
     assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
 
 
+def mining_rounds(mined: pd.DataFrame) -> list[pd.DataFrame]:
+    """The mined sample split into its rounds: each round's first chunk is its double-labelled one."""
+    starts = (mined["double_labelled"] == "yes") & (mined["chunk"] != mined["chunk"].shift())
+    return [part for _, part in mined.groupby(starts.cumsum())]
+
+
 @pytest.mark.parametrize(("which", "quotas", "words"), [(1, "MORE_QUOTAS", "MIN_MAX"), (2, "SCORED_QUOTAS",
                                                                                           "SCORED_WORDS")])
-def test_the_second_and_third_real_samples_keep_their_promises(pool, sampler, which, quotas, words):
+def test_the_second_and_the_mined_real_samples_keep_their_promises(pool, sampler, which, quotas, words):
     words = (sampler.MIN_WORDS, sampler.MAX_WORDS) if words == "MIN_MAX" else getattr(sampler, words)
     supplement = checked_supplement(pool, sampler, which, getattr(sampler, quotas), words)
-    doubled = supplement[supplement["double_labelled"] == "yes"]
-    assert doubled["chunk"].nunique() <= 1 and (doubled["label_1"] != "").all() and (doubled["label_2"] != "").all()
-    assert doubled.empty == supplement.empty
+    for part in (mining_rounds(supplement) if which == 2 else [supplement]):
+        doubled = part[part["double_labelled"] == "yes"]
+        assert doubled["chunk"].nunique() <= 1 and (doubled["label_1"] != "").all() \
+            and (doubled["label_2"] != "").all()
+        assert doubled.empty == part.empty
 
 
 def test_double_labelled_subset(pool, sampler):
