@@ -74,7 +74,8 @@ def main() -> None:
     torch.manual_seed(SEED)
     rng = np.random.default_rng(SEED)
     data = load_stigma_data(args.lang)
-    weight, C, *_ = get_recipe("default").stigma_settings(args.lang)
+    settings = get_recipe("default").stigma_settings(args.lang)
+    weight, C = settings.written_weight, settings.C
     embedder = load_embedder(LANGUAGES[args.lang].default_model, lang=args.lang, backend="torch")
     model = embedder.model
     train, dev, heldout = data.rows(("train",)), data.rows(("dev",)), data.rows(("heldout",), ("real",))

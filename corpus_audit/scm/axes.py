@@ -45,8 +45,13 @@ from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
 HEADS = ("polar", *KINDS)
 #: The one array of an axes file that holds strings: the stigma text head's n-grams.
 TEXT_VOCABULARY = "stigma_text__vocabulary"
-#: Classes of the stigma head (scm/stigma.py); the score is the probability of the second.
-STIGMA_CLASSES = ("not_stigmatising", "stigmatising")
+#: Classes of the stigma head (scm/stigma.py) by its target: ``binary``, stigmatising or not; ``judgement``, with the
+#: sentences that judge people without stigmatising them (supportive, counter-stereotypical, reported) a class of
+#: their own, so that the head learns what sets them apart from stigma rather than from neutral text. The score is
+#: the probability of the last class, ``stigmatising``.
+STIGMA_TARGETS = {"binary": ("not_stigmatising", "stigmatising"),
+                  "judgement": ("other", "judgement_not_stigmatising", "stigmatising")}
+STIGMA_CLASSES = STIGMA_TARGETS["binary"]
 FORMAT_VERSION = 2
 
 
@@ -230,9 +235,10 @@ class SCMAxes:
         the embedding (the mask erases whether a mention was a slur or a diagnosis); empty for none."""
         if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
-        for head in (stigma, stigma_text):
-            if head is not None and head.classes != STIGMA_CLASSES:
-                raise ValueError(f"a stigma head must have the classes {STIGMA_CLASSES}")
+        if stigma is not None and stigma.classes not in STIGMA_TARGETS.values():
+            raise ValueError(f"a stigma head must have the classes of a target: {STIGMA_TARGETS}")
+        if stigma_text is not None and stigma is not None and stigma_text.classes != stigma.classes:
+            raise ValueError("a stigma text head must have the classes of its stigma head")
         if stigma_text is not None and stigma is None:
             raise ValueError("a stigma text head goes with a stigma head")
         if stigma_forms and stigma is None:
@@ -259,12 +265,12 @@ class SCMAxes:
         (which needs ``texts``)."""
         names = getattr(self, "stigma_forms_", ())
         features = np.hstack([X, form_indicators(forms, names, len(X))]) if names else X
-        score = self.stigma_head.predict_proba(features)[:, 1]
+        score = self.stigma_head.predict_proba(features)[:, -1]  # the last class is "stigmatising"
         if self.stigma_text_head is None:
             return score
         if texts is None or len(texts) != len(X):
             raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
-        return (score + self.stigma_text_head.predict_proba(texts)[:, 1]) / 2
+        return (score + self.stigma_text_head.predict_proba(texts)[:, -1]) / 2
 
     def measure(self, X: np.ndarray, texts: Sequence[str] | None = None,
                 forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
@@ -317,6 +323,7 @@ class SCMAxes:
             "arrays": sorted(arrays),
             "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
             "stigma_forms": list(getattr(self, "stigma_forms_", ())),
+            "stigma_classes": list(self.stigma_head.classes) if self.stigma_head else None,
             "metadata": self.metadata_,
         }
         with atomic_path(path) as tmp:
@@ -347,19 +354,23 @@ class SCMAxes:
             axes.metadata_ = dict(header["metadata"])
             axes.judgement_ = {}
             parts = header.get("judgement") or {}
+            # files from before the three-class target hold a binary head and no "stigma_classes"
+            stigma_classes = tuple(header.get("stigma_classes") or STIGMA_CLASSES)
+            if stigma_classes not in STIGMA_TARGETS.values():
+                raise AxesFileError(f"{path}: unknown stigma classes {list(stigma_classes)}")
             if parts:
                 heads = {part: ClassifierHead(kind, classes, {name.split("__", 1)[1]: value
                                                               for name, value in arrays.items()
                                                               if name.startswith(f"{part}__")})
                          for (part, classes) in (("gate", CATEGORIES), ("dimensions", DIMENSION_CLASSES),
-                                                 ("stigma", STIGMA_CLASSES))
+                                                 ("stigma", stigma_classes))
                          if part in parts for kind in [parts[part]]}
                 text_arrays = {name.split("__", 1)[1]: value for name, value in arrays.items()
                                if name.startswith("stigma_text__")}
                 if "stigma_text" in parts and parts["stigma_text"] != TextHead.kind:
                     raise AxesFileError(f"{path}: unknown stigma text head {parts['stigma_text']!r}")
                 axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"),
-                                      TextHead(STIGMA_CLASSES, text_arrays) if "stigma_text" in parts else None,
+                                      TextHead(stigma_classes, text_arrays) if "stigma_text" in parts else None,
                                       [str(form) for form in header.get("stigma_forms") or ()])
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():

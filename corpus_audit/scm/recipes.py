@@ -23,6 +23,18 @@ from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
 
 
 @dataclass(frozen=True)
+class StigmaSettings:
+    """The stigma head of one language (scm/stigma.py), chosen on dev by scripts/select_stigma_weight.py."""
+
+    lang: str
+    written_weight: float  # a written sentence's weight beside a real one
+    C: float  # of the embedding head
+    text_C: float | None  # of the text head; None for no text head
+    forms: bool  # the embedding head reads the mention forms after the embedding
+    target: str = "binary"  # the classes it learns (scm.axes.STIGMA_TARGETS)
+
+
+@dataclass(frozen=True)
 class Recipe:
     name: str
     templates: str  # template file name in templates/<lang>/
@@ -44,15 +56,12 @@ class Recipe:
     # Head of the gate and the dimension classifier (a linear one measured as good as the mean with a network on the
     # labelled real sentences, at a twentieth of the fitting time).
     judgement_head: str = "logistic"
-    # The stigma head (scm/stigma.py; needs ``judgement``), per language: (language, weight of a written sentence
-    # beside a real one, C of the logistic head, C of the text head or None for none, whether the head reads the
-    # mention forms after the embedding), chosen on dev by scripts/select_stigma_weight.py. A language not listed
-    # gets no stigma head.
-    stigma_heads: tuple[tuple[str, float, float, float | None, bool], ...] = ()
+    # The stigma head (scm/stigma.py; needs ``judgement``) per language; a language not listed gets none.
+    stigma_heads: tuple[StigmaSettings, ...] = ()
 
-    def stigma_settings(self, lang: str) -> tuple[float, float, float | None, bool] | None:
-        """(written weight, C, text head's C or None, reads forms) of the stigma head for ``lang``, or None."""
-        return next((tuple(settings) for name, *settings in self.stigma_heads if name == lang), None)
+    def stigma_settings(self, lang: str) -> StigmaSettings | None:
+        """The stigma head's settings for ``lang``, or None."""
+        return next((settings for settings in self.stigma_heads if settings.lang == lang), None)
 
     def make_axes(self) -> SCMAxes:
         return SCMAxes(head=self.head, n_components=self.n_components, C=self.C, hidden_units=self.hidden_units,
@@ -67,7 +76,8 @@ RECIPES = {
     # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
-                      stigma_heads=(("en", 0.5, 3.0, 4.0, True), ("es", 0.5, 3.0, 4.0, True))),
+                      stigma_heads=(StigmaSettings("en", 0.5, 0.3, 4.0, forms=True, target="judgement"),
+                                    StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="judgement"))),
 }
 DEFAULT_RECIPE = "default"
 
@@ -175,12 +185,13 @@ def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
     settings = recipe.stigma_settings(lang)
     if stigma is None or settings is None:
         return None, None, ()
-    weight, C, text_C, reads_forms = settings
-    forms = FORMS if reads_forms else ()
+    forms = FORMS if settings.forms else ()
     fitted = stigma.subset(stigma.rows(("train", "dev")))
     rows = np.arange(len(fitted))
-    return (fit_stigma_head(encode(fitted.texts), fitted, rows, weight, C=C, forms=forms),
-            None if text_C is None else fit_stigma_text_head(fitted, rows, weight, C=text_C), forms)
+    weight, target = settings.written_weight, settings.target
+    return (fit_stigma_head(encode(fitted.texts), fitted, rows, weight, C=settings.C, forms=forms, target=target),
+            None if settings.text_C is None
+            else fit_stigma_text_head(fitted, rows, weight, C=settings.text_C, target=target), forms)
 
 
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,

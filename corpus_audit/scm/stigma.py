@@ -23,7 +23,7 @@ import numpy as np
 
 from corpus_audit.common.resources import data_dir, sha256_file
 from corpus_audit.scm.columns import STIGMA_COLUMN
-from corpus_audit.scm.axes import STIGMA_CLASSES, form_indicators
+from corpus_audit.scm.axes import STIGMA_CLASSES, STIGMA_TARGETS, form_indicators
 from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.templates import TemplateError
@@ -118,16 +118,27 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
                       mention_forms=mention_forms)
 
 
+def stigma_labels(data: StigmaData, rows: np.ndarray, target: str = "binary") -> np.ndarray:
+    """The class of each of ``rows`` of ``data``: an index into ``STIGMA_TARGETS[target]`` (``judgement``: the
+    judgements about people that do not stigmatise are class 1)."""
+    if target == "binary":
+        return data.stigmatising[rows].astype(int)
+    if target != "judgement":
+        raise ValueError(f"unknown stigma target {target!r}; choose one of {sorted(STIGMA_TARGETS)}")
+    return np.where(data.stigmatising[rows], 2, np.where(data.category[rows] == JUDGEMENT, 1, 0))
+
+
 def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
-                    kind: str = "logistic", forms: tuple[str, ...] = ()) -> ClassifierHead:
-    """The stigma head fitted on ``rows`` of ``data`` (embeddings ``X`` of all of it), classes balanced, each
-    written sentence weighing ``written_weight`` (a real one 1); with ``forms``, each embedding is followed by the
-    indicators of its mention forms among them (:func:`~corpus_audit.scm.axes.form_indicators`)."""
+                    kind: str = "logistic", forms: tuple[str, ...] = (), target: str = "binary") -> ClassifierHead:
+    """The stigma head fitted on ``rows`` of ``data`` (embeddings ``X`` of all of it) to the classes of ``target``
+    (``STIGMA_TARGETS``), classes balanced, each written sentence weighing ``written_weight`` (a real one 1); with
+    ``forms``, each embedding is followed by the indicators of its mention forms among them
+    (:func:`~corpus_audit.scm.axes.form_indicators`)."""
     weights = np.where(data.source[rows] == "written", written_weight, 1.0)
     keep = rows[weights > 0]
     features = stigma_features(X[keep], [data.mention_forms[i] for i in keep], forms)
-    return ClassifierHead(kind, STIGMA_CLASSES).fit(features, data.stigmatising[keep].astype(int), C=C,
-                                                    balanced=True, sample_weight=weights[weights > 0])
+    return ClassifierHead(kind, STIGMA_TARGETS[target]).fit(features, stigma_labels(data, keep, target), C=C,
+                                                            balanced=True, sample_weight=weights[weights > 0])
 
 
 def stigma_features(X: np.ndarray, mention_forms: list[tuple[str, ...]], forms: tuple[str, ...]) -> np.ndarray:
@@ -135,13 +146,14 @@ def stigma_features(X: np.ndarray, mention_forms: list[tuple[str, ...]], forms: 
     return np.hstack([X, form_indicators(mention_forms, forms, len(X))]) if forms else X
 
 
-def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0) -> TextHead:
-    """The stigma text head fitted on the masked texts of ``rows`` of ``data``, weighted as
-    :func:`fit_stigma_head` weighs them."""
+def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
+                         target: str = "binary") -> TextHead:
+    """The stigma text head fitted on the masked texts of ``rows`` of ``data`` to the classes of ``target``,
+    weighted as :func:`fit_stigma_head` weighs them."""
     weights = np.where(data.source[rows] == "written", written_weight, 1.0)
     keep = rows[weights > 0]
-    return TextHead(STIGMA_CLASSES).fit([data.texts[i] for i in keep], data.stigmatising[keep].astype(int), C=C,
-                                        sample_weight=weights[weights > 0])
+    return TextHead(STIGMA_TARGETS[target]).fit([data.texts[i] for i in keep], stigma_labels(data, keep, target),
+                                                C=C, sample_weight=weights[weights > 0])
 
 
 def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,

@@ -32,20 +32,21 @@ def ngrams(text: str) -> list[str]:
 
 
 class TextHead:
-    """Class probabilities of two classes from text. ``arrays``: ``vocabulary`` (the n-grams, a string array),
-    ``idf``, ``coef`` (one per n-gram) and ``intercept`` (1,)."""
+    """Class probabilities from text. ``arrays``: ``vocabulary`` (the n-grams, a string array), ``idf``, ``coef``
+    and ``intercept``: for two classes one coefficient per n-gram and (1,) (scikit-learn's binary model: the logit
+    of the second class), for more a column per class and (k,) (its multinomial model)."""
 
     kind = "tfidf-logistic"
 
     def __init__(self, classes: Sequence[str], arrays: dict[str, np.ndarray] | None = None) -> None:
-        if len(classes) != 2:
-            raise ValueError("a text head has two classes")
+        if len(classes) < 2:
+            raise ValueError("a text head has at least two classes")
         self.classes, self.arrays = tuple(classes), dict(arrays or {})
         self._index: dict[str, int] | None = None
 
     def fit(self, texts: Sequence[str], labels: np.ndarray, *, C: float = 1.0,
             sample_weight: np.ndarray | None = None) -> TextHead:
-        """Fit on ``texts`` and ``labels`` (0/1 = index into ``classes``), classes balanced; n-grams in fewer than
+        """Fit on ``texts`` and ``labels`` (indices into ``classes``), classes balanced; n-grams in fewer than
         ``MIN_DF`` texts are dropped."""
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
@@ -55,8 +56,9 @@ class TextHead:
         model = LogisticRegression(C=C, max_iter=5000, class_weight="balanced")
         model.fit(features, np.asarray(labels), sample_weight=sample_weight)
         vocabulary = sorted(vectoriser.vocabulary_, key=vectoriser.vocabulary_.get)
+        coef = model.coef_[0] if len(self.classes) == 2 else model.coef_.T
         self.arrays = {"vocabulary": np.array(vocabulary, dtype=str), "idf": vectoriser.idf_.astype(np.float64),
-                       "coef": model.coef_[0].astype(np.float64), "intercept": model.intercept_.astype(np.float64)}
+                       "coef": coef.astype(np.float64), "intercept": model.intercept_.astype(np.float64)}
         self._index = None
         return self
 
@@ -67,25 +69,30 @@ class TextHead:
         return self._index
 
     def decision(self, texts: Sequence[str]) -> np.ndarray:
-        """The logit of the second class for each text."""
+        """The logits of each text: shape (n,), the second class's, for two classes; (n, k) for more."""
         idf, coef = self.arrays["idf"], self.arrays["coef"]
-        out = np.empty(len(texts), dtype=np.float64)
+        out = np.zeros((len(texts), *coef.shape[1:]), dtype=np.float64)
         for row, text in enumerate(texts):
             counts = Counter(column for column in map(self.index.get, ngrams(text)) if column is not None)
             if not counts:
-                out[row] = 0.0
                 continue
             columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
             weights = (1.0 + np.log(np.fromiter(counts.values(), dtype=np.float64, count=len(counts)))) * idf[columns]
             out[row] = weights @ coef[columns] / np.linalg.norm(weights)
-        return out + self.arrays["intercept"][0]
+        intercept = self.arrays["intercept"]
+        return out + (intercept[0] if len(self.classes) == 2 else intercept)
 
     def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Class probabilities, shape (n, 2)."""
-        positive = 1.0 / (1.0 + np.exp(-self.decision(texts)))
-        return np.stack([1.0 - positive, positive], axis=1)
+        """Class probabilities, shape (n, len(classes))."""
+        logits = self.decision(texts)
+        if len(self.classes) == 2:
+            positive = 1.0 / (1.0 + np.exp(-logits))
+            return np.stack([1.0 - positive, positive], axis=1)
+        shifted = np.exp(logits - logits.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
 
     def shapes(self) -> dict[str, tuple[int, ...]]:
-        """The arrays a fitted head holds and their shapes (one entry per n-gram of its vocabulary)."""
+        """The arrays a fitted head holds and their shapes (one entry, or row, per n-gram of its vocabulary)."""
         n = len(self.arrays["vocabulary"]) if "vocabulary" in self.arrays else 0
-        return {"vocabulary": (n,), "idf": (n,), "coef": (n,), "intercept": (1,)}
+        k = len(self.classes)
+        return {"vocabulary": (n,), "idf": (n,), "coef": (n,) if k == 2 else (n, k), "intercept": (1,) if k == 2 else (k,)}

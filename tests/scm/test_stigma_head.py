@@ -208,9 +208,9 @@ def test_documents_rank_by_their_most_stigmatising_sentence():
 def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
     from dataclasses import replace
 
-    from corpus_audit.scm.recipes import fit_stigma, get_recipe
+    from corpus_audit.scm.recipes import StigmaSettings, fit_stigma, get_recipe
 
-    recipe = replace(get_recipe("default"), stigma_heads=(("en", 0.5, 1.0, 2.0, False),))
+    recipe = replace(get_recipe("default"), stigma_heads=(StigmaSettings("en", 0.5, 1.0, 2.0, forms=False),))
     seen: list[str] = []
 
     def recording_encode(texts: list[str]) -> np.ndarray:
@@ -228,9 +228,10 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
                                atol=1e-8)
     assert forms == ()
     assert fit_stigma(recipe, encode, "es", labelled) == (None, None, ())  # no settings for that language
-    assert fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None, False),)), encode, "en", labelled)[1] \
-        is None
-    with_forms = fit_stigma(replace(recipe, stigma_heads=(("en", 0.5, 1.0, None, True),)), encode, "en", labelled)
+    assert fit_stigma(replace(recipe, stigma_heads=(StigmaSettings("en", 0.5, 1.0, None, forms=False),)), encode,
+                      "en", labelled)[1] is None
+    with_forms = fit_stigma(replace(recipe, stigma_heads=(StigmaSettings("en", 0.5, 1.0, None, forms=True),)),
+                            encode, "en", labelled)
     assert with_forms[2] == FORMS and with_forms[0].arrays["logistic__weights"].shape == (64 + len(FORMS), 2)
     assert get_recipe("default").stigma_settings("en") is not None
     assert get_recipe("reference").stigma_settings("en") is None
@@ -309,3 +310,54 @@ def test_a_stigma_head_that_reads_forms_scores_the_same_masked_text_by_its_menti
     np.testing.assert_array_equal(loaded.measure(encode(text), text, [("slang",), ("diagnosis",)])[:, column], scores)
     with pytest.raises(ValueError, match="go with a stigma head"):
         axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], None, stigma_forms=FORMS)
+
+
+def test_a_judgement_target_gives_the_non_stigmatising_judgements_their_own_class(labelled, tmp_path):
+    """Supportive and other non-stigmatising judgements are a class of their own; the score is still the
+    probability of the stigmatising class, and the classes travel with the axes file."""
+    from corpus_audit.scm.axes import STIGMA_TARGETS
+    from corpus_audit.scm.stigma import stigma_labels
+
+    rows = labelled.rows(("train", "dev"))
+    labelled.category = np.where(np.arange(len(labelled)) % 3 == 0, JUDGEMENT, labelled.category)
+    labels = stigma_labels(labelled, rows, "judgement")
+    expected = np.where(labelled.stigmatising[rows], 2, np.where(labelled.category[rows] == JUDGEMENT, 1, 0))
+    np.testing.assert_array_equal(labels, expected)
+    assert set(labels) == {0, 1, 2}
+    np.testing.assert_array_equal(stigma_labels(labelled, rows), labelled.stigmatising[rows].astype(int))
+    with pytest.raises(ValueError, match="unknown stigma target"):
+        stigma_labels(labelled, rows, "ternary")
+    X = encode(labelled.texts)
+    head = fit_stigma_head(X, labelled, rows, 1.0, target="judgement")
+    text_head = fit_stigma_text_head(labelled, rows, 1.0, target="judgement")
+    assert head.classes == text_head.classes == STIGMA_TARGETS["judgement"]
+    axes = judging_axes(X, labelled.stigmatising, head)
+    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], head, text_head)
+    texts, column = labelled.texts[:6], OUTPUT_COLUMNS.index(STIGMA_COLUMN)
+    scores = axes.measure(X[:6], texts)
+    np.testing.assert_allclose(scores[:, column], (head.predict_proba(X[:6])[:, 2]
+                                                   + text_head.predict_proba(texts)[:, 2]) / 2, rtol=1e-5)
+    axes.save(tmp_path / "axes.npz")
+    loaded = SCMAxes.load(tmp_path / "axes.npz")
+    assert loaded.stigma_head.classes == loaded.stigma_text_head.classes == STIGMA_TARGETS["judgement"]
+    np.testing.assert_array_equal(loaded.measure(X[:6], texts), scores)
+    binary_text = fit_stigma_text_head(labelled, rows, 1.0)
+    with pytest.raises(ValueError, match="classes of its stigma head"):
+        axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], head, binary_text)
+
+
+def test_axes_files_without_stigma_classes_hold_a_binary_head(labelled, tmp_path):
+    import json
+
+    X = encode(labelled.texts)
+    axes = judging_axes(X, labelled.stigmatising, fit_stigma_head(X, labelled, labelled.rows(("train", "dev")), 1.0))
+    axes.save(tmp_path / "axes.npz")
+    with np.load(tmp_path / "axes.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(str(arrays["header"]))
+    for name, classes in (("old", None), ("odd", ["calm", "stigmatising"])):
+        header["stigma_classes"] = classes
+        np.savez(tmp_path / f"{name}.npz", **{**arrays, "header": np.array(json.dumps(header))})
+    assert SCMAxes.load(tmp_path / "old.npz").stigma_head.classes == STIGMA_CLASSES
+    with pytest.raises(AxesFileError, match="unknown stigma classes"):
+        SCMAxes.load(tmp_path / "odd.npz")

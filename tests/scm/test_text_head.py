@@ -36,6 +36,18 @@ def test_ngrams_are_scikit_learns():
         assert ngrams(text) == analyse(text)
 
 
-def test_a_text_head_has_two_classes():
-    with pytest.raises(ValueError, match="two classes"):
-        TextHead(("a", "b", "c"))
+def test_three_classes_equal_scikit_learns_multinomial_pipeline():
+    labels = np.array([2, 2, 2, 2, 1, 1, 0, 0])  # stigmatising, supportive judgement, other
+    head = TextHead(("other", "supportive", "stigmatising")).fit(TRAIN, labels, C=2.0, sample_weight=WEIGHTS)
+    vectoriser = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
+    model = LogisticRegression(C=2.0, max_iter=5000, class_weight="balanced").fit(
+        vectoriser.fit_transform(TRAIN), labels, sample_weight=WEIGHTS)
+    texts = TRAIN + UNSEEN
+    np.testing.assert_allclose(head.predict_proba(texts), model.predict_proba(vectoriser.transform(texts)),
+                               rtol=1e-7, atol=1e-10)
+    assert head.shapes()["coef"] == (len(head.arrays["vocabulary"]), 3) and head.shapes()["intercept"] == (3,)
+
+
+def test_a_text_head_has_at_least_two_classes():
+    with pytest.raises(ValueError, match="at least two classes"):
+        TextHead(("a",))
