@@ -81,7 +81,8 @@ class ScoreParts(SavedChunks):
                         bar.update(-reused)
                     self.model_id = scorer.model_id
                 self._save(index, scores, out, spans, bar)
-            for index, scores in zip(stale, scorer.score_chunks(*self._chunks(texts, forms, [spans[i] for i in stale]))):
+            rescored = scorer.score_chunks(*self._chunks(texts, forms, [spans[i] for i in stale]))
+            for index, scores in zip(stale, rescored):
                 self._save(index, scores, out, spans, bar)
         return out
 

@@ -55,6 +55,30 @@ STIGMA_CLASSES = STIGMA_TARGETS["binary"]
 FORMAT_VERSION = 2
 
 
+def stigma_probability(head: ClassifierHead, text_head: TextHead | None, X: np.ndarray,
+                       texts: Sequence[str] | None, forms: Sequence[Sequence[str]] | None,
+                       form_names: Sequence[str] = ()) -> np.ndarray:
+    """p(stigmatising), uncalibrated, of embeddings ``X`` of ``texts`` whose mentions have ``forms``: ``head``'s
+    (reading the indicators of ``form_names`` after the embedding, where given), averaged with ``text_head``'s
+    where there is one (which needs ``texts``)."""
+    features = np.hstack([X, form_indicators(forms, form_names, len(X))]) if form_names else X
+    score = head.predict_proba(features)[:, -1]  # the last class is "stigmatising"
+    if text_head is None:
+        return score
+    if texts is None or len(texts) != len(X):
+        raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
+    return (score + text_head.predict_proba(texts)[:, -1]) / 2
+
+
+def calibrated(probability: np.ndarray, calibration: Sequence[float] | None) -> np.ndarray:
+    """``probability`` through Platt scaling ``calibration`` = (slope, intercept): sigmoid(slope * logit(p) +
+    intercept); unchanged without one. Monotone, so it never changes an order."""
+    if calibration is None:
+        return probability
+    p = np.clip(probability, 1e-6, 1 - 1e-6)
+    return 1.0 / (1.0 + np.exp(-(calibration[0] * np.log(p / (1 - p)) + calibration[1])))
+
+
 def form_indicators(forms: Sequence[Sequence[str]] | None, names: Sequence[str], n: int) -> np.ndarray:
     """(n, len(names)) 0/1: whether each of ``n`` sentences has a mention of each form of ``names`` (``forms``: the
     forms of each sentence's mentions; None, or an empty entry, when no lexicon mention is known: all zeros)."""
@@ -79,9 +103,10 @@ class AxesFileError(UserError, ValueError):
 
 
 #: What numpy, zipfile and json raise on a damaged or foreign .npz (a bad zip, a bad CRC, a truncated member,
-#: an object array refused by allow_pickle=False, a header that is not the expected JSON, absurd shapes).
+#: an object array refused by allow_pickle=False, a header that is not the expected JSON, absurd shapes, a member
+#: whose compression method byte was damaged: zipfile's NotImplementedError).
 AXES_FILE_ERRORS = (OSError, EOFError, ValueError, KeyError, IndexError, TypeError, AttributeError, OverflowError,
-                    MemoryError, zipfile.BadZipFile, zlib.error)
+                    MemoryError, NotImplementedError, zipfile.BadZipFile, zlib.error)
 
 
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
@@ -227,12 +252,15 @@ class SCMAxes:
 
     def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead,
                          stigma: ClassifierHead | None = None, stigma_text: TextHead | None = None,
-                         stigma_forms: Sequence[str] = ()) -> SCMAxes:
+                         stigma_forms: Sequence[str] = (),
+                         stigma_calibration: Sequence[float] | None = None) -> SCMAxes:
         """Carry ``gate`` (classes ``CATEGORIES``), ``dimensions`` (classes ``DIMENSION_CLASSES``) and optionally the
         stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes, and with it optionally its text head
         (scm/text_head.py), whose probability the stigma score averages with the embedding head's.
         ``stigma_forms``: the mention forms whose indicators (:func:`form_indicators`) the stigma head reads after
-        the embedding (the mask erases whether a mention was a slur or a diagnosis); empty for none."""
+        the embedding (the mask erases whether a mention was a slur or a diagnosis); empty for none.
+        ``stigma_calibration``: (slope, intercept) of the Platt scaling of the stigma score (:func:`calibrated`),
+        or None."""
         if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
         if stigma is not None and stigma.classes not in STIGMA_TARGETS.values():
@@ -241,11 +269,12 @@ class SCMAxes:
             raise ValueError("a stigma text head must have the classes of its stigma head")
         if stigma_text is not None and stigma is None:
             raise ValueError("a stigma text head goes with a stigma head")
-        if stigma_forms and stigma is None:
-            raise ValueError("stigma forms go with a stigma head")
+        if (stigma_forms or stigma_calibration is not None) and stigma is None:
+            raise ValueError("stigma forms and calibration go with a stigma head")
         self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {}),
                            **({"stigma_text": stigma_text} if stigma_text else {})}
         self.stigma_forms_ = tuple(stigma_forms)
+        self.stigma_calibration_ = None if stigma_calibration is None else tuple(map(float, stigma_calibration))
         return self
 
     @property
@@ -261,16 +290,10 @@ class SCMAxes:
     def stigma_score(self, X: np.ndarray, texts: Sequence[str] | None,
                      forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
         """p(stigmatising) of embeddings ``X`` of ``texts`` whose mentions have ``forms`` (one list per text; None:
-        not known, read as no mention): the stigma head's, averaged with the text head's where the axes carry one
-        (which needs ``texts``)."""
-        names = getattr(self, "stigma_forms_", ())
-        features = np.hstack([X, form_indicators(forms, names, len(X))]) if names else X
-        score = self.stigma_head.predict_proba(features)[:, -1]  # the last class is "stigmatising"
-        if self.stigma_text_head is None:
-            return score
-        if texts is None or len(texts) != len(X):
-            raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
-        return (score + self.stigma_text_head.predict_proba(texts)[:, -1]) / 2
+        not known, read as no mention): :func:`stigma_probability` of the heads, through the axes' calibration."""
+        probability = stigma_probability(self.stigma_head, self.stigma_text_head, X, texts, forms,
+                                         getattr(self, "stigma_forms_", ()))
+        return calibrated(probability, getattr(self, "stigma_calibration_", None))
 
     def measure(self, X: np.ndarray, texts: Sequence[str] | None = None,
                 forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
@@ -324,6 +347,7 @@ class SCMAxes:
             "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
             "stigma_forms": list(getattr(self, "stigma_forms_", ())),
             "stigma_classes": list(self.stigma_head.classes) if self.stigma_head else None,
+            "stigma_calibration": list(getattr(self, "stigma_calibration_", None) or []) or None,
             "metadata": self.metadata_,
         }
         with atomic_path(path) as tmp:
@@ -371,7 +395,8 @@ class SCMAxes:
                     raise AxesFileError(f"{path}: unknown stigma text head {parts['stigma_text']!r}")
                 axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"),
                                       TextHead(stigma_classes, text_arrays) if "stigma_text" in parts else None,
-                                      [str(form) for form in header.get("stigma_forms") or ()])
+                                      [str(form) for form in header.get("stigma_forms") or ()],
+                                      _calibration(header.get("stigma_calibration")))
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():
                 text = name == TEXT_VOCABULARY
@@ -387,6 +412,16 @@ class SCMAxes:
             raise AxesFileError(f"{path}: not a readable corpus-audit axes file ({type(error).__name__}: {error})") \
                 from None
         return axes
+
+
+def _calibration(value: Any) -> tuple[float, float] | None:
+    """A header's stigma calibration: None, or two finite numbers (anything else is a damaged file)."""
+    if value is None:
+        return None
+    slope, intercept = (float(number) for number in value)  # a wrong length or type raises: a damaged file
+    if not (np.isfinite(slope) and np.isfinite(intercept)):
+        raise ValueError(f"stigma calibration {value!r} is not two finite numbers")
+    return slope, intercept
 
 
 def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:

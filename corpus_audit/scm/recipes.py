@@ -10,13 +10,14 @@ import numpy as np
 
 from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path
-from corpus_audit.scm.axes import SCMAxes
+from corpus_audit.scm.axes import SCMAxes, stigma_probability
 from corpus_audit.scm.heads import ClassifierHead
 from corpus_audit.scm.judgement import JudgementData, fit_judgement_heads, load_judgement_data
 from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_lexicon, seed_lexicon_path
 from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.corpus.matcher import FORMS
-from corpus_audit.scm.stigma import StigmaData, fit_stigma_head, fit_stigma_text_head, load_stigma_data
+from corpus_audit.scm.stigma import (StigmaData, fit_stigma_calibration, fit_stigma_head, fit_stigma_text_head,
+                                     load_stigma_data)
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
@@ -177,21 +178,33 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
     return axes.attach_judgement(gate, dimensions, *fit_stigma(recipe, encode, lang, stigma))
 
 
-def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str,
-               stigma: StigmaData | None) -> tuple[ClassifierHead | None, TextHead | None, tuple[str, ...]]:
+def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, stigma: StigmaData | None
+               ) -> tuple[ClassifierHead | None, TextHead | None, tuple[str, ...], tuple[float, float] | None]:
     """The recipe's stigma head and text head for ``lang`` fitted on the train and dev sentences of ``stigma``
-    (never the held-out ones), and the mention forms the head reads (empty for none); None for a recipe or
-    language without one, or without the data."""
+    (never the held-out ones), the mention forms the head reads (empty for none) and the score's calibration
+    (:func:`~corpus_audit.scm.stigma.fit_stigma_calibration` of heads fitted on train, on the dev sentences);
+    None for a recipe or language without one, or without the data."""
     settings = recipe.stigma_settings(lang)
     if stigma is None or settings is None:
-        return None, None, ()
+        return None, None, (), None
     forms = FORMS if settings.forms else ()
     fitted = stigma.subset(stigma.rows(("train", "dev")))
-    rows = np.arange(len(fitted))
-    weight, target = settings.written_weight, settings.target
-    return (fit_stigma_head(encode(fitted.texts), fitted, rows, weight, C=settings.C, forms=forms, target=target),
-            None if settings.text_C is None
-            else fit_stigma_text_head(fitted, rows, weight, C=settings.text_C, target=target), forms)
+    X = encode(fitted.texts)
+
+    def heads(rows: np.ndarray) -> tuple[ClassifierHead, TextHead | None]:
+        weight, target = settings.written_weight, settings.target
+        return (fit_stigma_head(X, fitted, rows, weight, C=settings.C, forms=forms, target=target),
+                None if settings.text_C is None
+                else fit_stigma_text_head(fitted, rows, weight, C=settings.text_C, target=target))
+
+    dev = fitted.rows(("dev",))
+    if len(set(fitted.stigmatising[dev].tolist())) < 2:  # nothing to calibrate on: the heads' own probability
+        return (*heads(np.arange(len(fitted))), forms, None)
+    probability = stigma_probability(*heads(fitted.rows(("train",))), X[dev], [fitted.texts[i] for i in dev],
+                                     [fitted.mention_forms[i] for i in dev], forms)
+    calibration = fit_stigma_calibration(probability, fitted.stigmatising[dev],
+                                         np.where(fitted.source[dev] == "written", settings.written_weight, 1.0))
+    return (*heads(np.arange(len(fitted))), forms, calibration)
 
 
 def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon: str | None = None,

@@ -6,10 +6,13 @@ sentences written by the team (hard negatives: anti-stigma text that quotes a sl
 group into train / dev. Each sentence is masked as an audit masks it (its labelled mention and every mention the
 language's matcher finds become the mask phrase) before it is embedded.
 
-The head is a balanced logistic regression (:class:`~corpus_audit.scm.heads.ClassifierHead`, classes ``STIGMA_CLASSES``)
-fitted on train and dev, and where the recipe says so a second one on the words of the masked sentence
-(:class:`~corpus_audit.scm.text_head.TextHead`), whose probability the score averages with the first; the written
-sentences weigh ``written_weight`` each (chosen on dev, ``scripts/select_stigma_weight.py``). The held-out real sentences are scored once, by :func:`stigma_validity`.
+The head is a balanced logistic regression (:class:`~corpus_audit.scm.heads.ClassifierHead`) over the classes of
+its target (``STIGMA_TARGETS``: stigmatising or not, or with the judgements that do not stigmatise a class of their
+own), reading the embedding and, where the recipe says so, the indicators of the sentence's mention forms (which
+the mask erases); it is fitted on train and dev, and where the recipe says so a second one on the words of the
+masked sentence (:class:`~corpus_audit.scm.text_head.TextHead`), whose probability of ``stigmatising`` the score
+averages with the first's. The written sentences weigh ``written_weight`` each (the settings are chosen on dev,
+``scripts/select_stigma_weight.py``). The held-out real sentences are scored once, by :func:`stigma_validity`.
 """
 
 from __future__ import annotations
@@ -139,6 +142,19 @@ def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_w
     features = stigma_features(X[keep], [data.mention_forms[i] for i in keep], forms)
     return ClassifierHead(kind, STIGMA_TARGETS[target]).fit(features, stigma_labels(data, keep, target), C=C,
                                                             balanced=True, sample_weight=weights[weights > 0])
+
+
+def fit_stigma_calibration(probability: np.ndarray, truth: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """(slope, intercept) of the Platt scaling of stigma probabilities (:func:`~corpus_audit.scm.axes.calibrated`):
+    a class-balanced logistic regression of ``truth`` on their logit, each sentence weighing ``weights``. Fitted on
+    dev sentences scored by heads fitted on train, it puts 0.5 where a balanced decision on dev lies, whatever
+    the number of classes the heads spread their probability over."""
+    from sklearn.linear_model import LogisticRegression
+
+    p = np.clip(probability, 1e-6, 1 - 1e-6)
+    model = LogisticRegression(class_weight="balanced").fit(np.log(p / (1 - p))[:, None], np.asarray(truth, bool),
+                                                          sample_weight=weights)
+    return float(model.coef_[0, 0]), float(model.intercept_[0])
 
 
 def stigma_features(X: np.ndarray, mention_forms: list[tuple[str, ...]], forms: tuple[str, ...]) -> np.ndarray:

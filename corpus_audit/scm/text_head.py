@@ -95,4 +95,5 @@ class TextHead:
         """The arrays a fitted head holds and their shapes (one entry, or row, per n-gram of its vocabulary)."""
         n = len(self.arrays["vocabulary"]) if "vocabulary" in self.arrays else 0
         k = len(self.classes)
-        return {"vocabulary": (n,), "idf": (n,), "coef": (n,) if k == 2 else (n, k), "intercept": (1,) if k == 2 else (k,)}
+        return {"vocabulary": (n,), "idf": (n,), "coef": (n,) if k == 2 else (n, k),
+                "intercept": (1,) if k == 2 else (k,)}

@@ -108,6 +108,19 @@ def test_damaged_axes_file_fails_clearly_or_loads_unchanged(saved_axes, tmp_path
     np.testing.assert_array_equal(loaded.transform(X), original.transform(X))
 
 
+def test_an_unknown_compression_method_is_a_damaged_file(saved_axes, tmp_path):
+    """zipfile raises NotImplementedError for a compression method it does not know: a damaged byte, not a crash."""
+    data, _ = saved_axes
+    damaged = bytearray(data)
+    central = damaged.rfind(b"PK\x01\x02")  # the last member's central directory entry: its method is at +10
+    damaged[central + 10:central + 12] = (99).to_bytes(2, "little")
+    path = tmp_path / "damaged.npz"
+    path.write_bytes(bytes(damaged))
+    with pytest.raises(AxesFileError, match="damaged.npz"):
+        SCMAxes.load(path)
+    assert read_metadata(path) is None or isinstance(read_metadata(path), dict)
+
+
 def rewrite(data: bytes, path: Path, header_change=None, arrays_change=None) -> Path:
     """A copy of an axes file with its JSON header and/or arrays changed (a valid zip: only the content lies)."""
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:

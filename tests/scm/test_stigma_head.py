@@ -217,7 +217,7 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
         seen.extend(texts)
         return encode(texts)
 
-    head, text_head, forms = fit_stigma(recipe, recording_encode, "en", labelled)
+    head, text_head, forms, calibration = fit_stigma(recipe, recording_encode, "en", labelled)
     fitted = labelled.rows(("train", "dev"))
     assert seen == [labelled.texts[i] for i in fitted]  # no held-out sentence is even embedded
     expected = fit_stigma_head(encode(labelled.texts), labelled, fitted, 0.5, C=1.0)
@@ -226,8 +226,8 @@ def test_a_recipe_fits_its_stigma_head_on_train_and_dev_only(labelled):
     expected_text = fit_stigma_text_head(labelled, fitted, 0.5, C=2.0)
     np.testing.assert_allclose(text_head.predict_proba(labelled.texts), expected_text.predict_proba(labelled.texts),
                                atol=1e-8)
-    assert forms == ()
-    assert fit_stigma(recipe, encode, "es", labelled) == (None, None, ())  # no settings for that language
+    assert forms == () and len(calibration) == 2 and calibration[0] > 0  # a higher probability stays higher
+    assert fit_stigma(recipe, encode, "es", labelled) == (None, None, (), None)  # no settings for that language
     assert fit_stigma(replace(recipe, stigma_heads=(StigmaSettings("en", 0.5, 1.0, None, forms=False),)), encode,
                       "en", labelled)[1] is None
     with_forms = fit_stigma(replace(recipe, stigma_heads=(StigmaSettings("en", 0.5, 1.0, None, forms=True),)),
@@ -360,4 +360,45 @@ def test_axes_files_without_stigma_classes_hold_a_binary_head(labelled, tmp_path
         np.savez(tmp_path / f"{name}.npz", **{**arrays, "header": np.array(json.dumps(header))})
     assert SCMAxes.load(tmp_path / "old.npz").stigma_head.classes == STIGMA_CLASSES
     with pytest.raises(AxesFileError, match="unknown stigma classes"):
+        SCMAxes.load(tmp_path / "odd.npz")
+
+
+def test_the_calibration_is_monotone_and_travels_with_the_axes(labelled, tmp_path):
+    import json
+
+    from corpus_audit.scm.axes import calibrated, stigma_probability
+    from corpus_audit.scm.stigma import fit_stigma_calibration
+
+    p = np.array([0.01, 0.2, 0.5, 0.7, 0.99])
+    np.testing.assert_array_equal(calibrated(p, None), p)
+    np.testing.assert_allclose(calibrated(p, (1.0, 0.0)), p)
+    np.testing.assert_allclose(calibrated(np.array([0.5]), (2.0, 1.0)), [1 / (1 + np.exp(-1.0))])
+    assert np.all(np.diff(calibrated(p, (2.1, 1.0))) > 0)  # an order never changes
+    rng = np.random.default_rng(0)
+    truth = rng.random(400) < 0.3
+    scores = np.clip(np.where(truth, 0.38, 0.25) + 0.06 * rng.normal(size=400), 0.01, 0.49)  # all below 0.5
+    slope, intercept = fit_stigma_calibration(scores, truth, np.ones(400))
+    fixed = calibrated(scores, (slope, intercept))
+    assert slope > 0 and roc_auc_score(truth, fixed) == pytest.approx(roc_auc_score(truth, scores))
+    # balanced: 0.5 now separates the classes (most stigmatising above, most others below), which it did not
+    assert (fixed[truth] >= 0.5).mean() > 0.8 and (fixed[~truth] < 0.5).mean() > 0.8 and (scores >= 0.5).sum() == 0
+    X = encode(labelled.texts)
+    rows = labelled.rows(("train", "dev"))
+    head = fit_stigma_head(X, labelled, rows, 1.0)
+    axes = judging_axes(X, labelled.stigmatising, head)
+    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"], head,
+                          stigma_calibration=(slope, intercept))
+    column = OUTPUT_COLUMNS.index(STIGMA_COLUMN)
+    expected = calibrated(stigma_probability(head, None, X[:6], None, None), (slope, intercept))
+    np.testing.assert_allclose(axes.measure(X[:6])[:, column], expected, rtol=1e-5)
+    axes.save(tmp_path / "axes.npz")
+    loaded = SCMAxes.load(tmp_path / "axes.npz")
+    assert loaded.stigma_calibration_ == pytest.approx((slope, intercept))
+    np.testing.assert_array_equal(loaded.measure(X[:6]), axes.measure(X[:6]))
+    with np.load(tmp_path / "axes.npz", allow_pickle=False) as data:
+        arrays = {name: data[name] for name in data.files}
+    header = json.loads(str(arrays["header"]))
+    header["stigma_calibration"] = [1.0, "nan"]
+    np.savez(tmp_path / "odd.npz", **{**arrays, "header": np.array(json.dumps(header))})
+    with pytest.raises(AxesFileError, match="odd.npz"):
         SCMAxes.load(tmp_path / "odd.npz")
