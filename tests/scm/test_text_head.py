@@ -19,33 +19,29 @@ UNSEEN = ["", "!!!", "Words never seen here", "THEY ARE SCUM, scum, SCUM", "lazy
           "support them", "a"]
 
 
-def test_the_probabilities_equal_scikit_learns_pipeline():
-    head = TextHead(("no", "yes")).fit(TRAIN, LABELS, C=2.0, sample_weight=WEIGHTS)
-    vectoriser = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
-    model = LogisticRegression(C=2.0, max_iter=5000, class_weight="balanced").fit(
-        vectoriser.fit_transform(TRAIN), LABELS, sample_weight=WEIGHTS)
-    texts = TRAIN + UNSEEN
-    np.testing.assert_allclose(head.predict_proba(texts), model.predict_proba(vectoriser.transform(texts)),
-                               rtol=1e-9, atol=1e-12)
-    assert head.predict_proba(["THEY ARE SCUM"])[0, 1] > head.predict_proba(["support them"])[0, 1]
-
-
-def test_ngrams_are_scikit_learns():
-    analyse = TfidfVectorizer(ngram_range=(1, 2)).build_analyzer()
-    for text in TRAIN + UNSEEN + ["Ünïcode wörds, ñ and 42 numbers; x y z"]:
-        assert ngrams(text) == analyse(text)
-
-
-def test_three_classes_equal_scikit_learns_multinomial_pipeline():
-    labels = np.array([2, 2, 2, 2, 1, 1, 0, 0])  # stigmatising, supportive judgement, other
-    head = TextHead(("other", "supportive", "stigmatising")).fit(TRAIN, labels, C=2.0, sample_weight=WEIGHTS)
+@pytest.mark.parametrize(("classes", "labels"), [
+    (("no", "yes"), LABELS),
+    (("other", "supportive", "stigmatising"), np.array([2, 2, 2, 2, 1, 1, 0, 0])),  # multinomial
+])
+def test_the_probabilities_equal_scikit_learns_pipeline(classes, labels):
+    head = TextHead(classes).fit(TRAIN, labels, C=2.0, sample_weight=WEIGHTS)
     vectoriser = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True)
     model = LogisticRegression(C=2.0, max_iter=5000, class_weight="balanced").fit(
         vectoriser.fit_transform(TRAIN), labels, sample_weight=WEIGHTS)
     texts = TRAIN + UNSEEN
     np.testing.assert_allclose(head.predict_proba(texts), model.predict_proba(vectoriser.transform(texts)),
                                rtol=1e-7, atol=1e-10)
-    assert head.shapes()["coef"] == (len(head.arrays["vocabulary"]), 3) and head.shapes()["intercept"] == (3,)
+    assert head.predict_proba(["THEY ARE SCUM"])[0, -1] > head.predict_proba(["support them"])[0, -1]
+    n = len(head.arrays["vocabulary"])
+    assert head.shapes() == {"vocabulary": (n,), "idf": (n,), "coef": (n,) if len(classes) == 2 else (n, 3),
+                             "intercept": (1,) if len(classes) == 2 else (3,)}
+    assert {name: array.shape for name, array in head.arrays.items()} == head.shapes()
+
+
+def test_ngrams_are_scikit_learns():
+    analyse = TfidfVectorizer(ngram_range=(1, 2)).build_analyzer()
+    for text in TRAIN + UNSEEN + ["Ünïcode wörds, ñ and 42 numbers; x y z"]:
+        assert ngrams(text) == analyse(text)
 
 
 def test_a_text_head_has_at_least_two_classes():
