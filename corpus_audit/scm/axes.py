@@ -47,10 +47,12 @@ HEADS = ("polar", *KINDS)
 TEXT_VOCABULARY = "stigma_text__vocabulary"
 #: Classes of the stigma head (scm/stigma.py) by its target: ``binary``, stigmatising or not; ``judgement``, with the
 #: sentences that judge people without stigmatising them (supportive, counter-stereotypical, reported) a class of
-#: their own, so that the head learns what sets them apart from stigma rather than from neutral text. The score is
-#: the probability of the last class, ``stigmatising``.
+#: their own, so that the head learns what sets them apart from stigma rather than from neutral text; ``category``,
+#: every non-stigmatising sentence in the class of its gate category (self-disclosure, a question, a figure of
+#: speech... each learnt apart from stigma). The score is the probability of the last class, ``stigmatising``.
 STIGMA_TARGETS = {"binary": ("not_stigmatising", "stigmatising"),
-                  "judgement": ("other", "judgement_not_stigmatising", "stigmatising")}
+                  "judgement": ("other", "judgement_not_stigmatising", "stigmatising"),
+                  "category": (*CATEGORIES, "stigmatising")}
 STIGMA_CLASSES = STIGMA_TARGETS["binary"]
 FORMAT_VERSION = 2
 

@@ -123,12 +123,16 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
 
 def stigma_labels(data: StigmaData, rows: np.ndarray, target: str = "binary") -> np.ndarray:
     """The class of each of ``rows`` of ``data``: an index into ``STIGMA_TARGETS[target]`` (``judgement``: the
-    judgements about people that do not stigmatise are class 1)."""
+    judgements about people that do not stigmatise are class 1; ``category``: a sentence that does not stigmatise
+    is in the class of its category)."""
+    stigmatising = data.stigmatising[rows]
     if target == "binary":
-        return data.stigmatising[rows].astype(int)
-    if target != "judgement":
-        raise ValueError(f"unknown stigma target {target!r}; choose one of {sorted(STIGMA_TARGETS)}")
-    return np.where(data.stigmatising[rows], 2, np.where(data.category[rows] == JUDGEMENT, 1, 0))
+        return stigmatising.astype(int)
+    if target == "judgement":
+        return np.where(stigmatising, 2, np.where(data.category[rows] == JUDGEMENT, 1, 0))
+    if target == "category":
+        return np.where(stigmatising, len(CATEGORIES), [CATEGORIES.index(c) for c in data.category[rows]])
+    raise ValueError(f"unknown stigma target {target!r}; choose one of {sorted(STIGMA_TARGETS)}")
 
 
 def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,

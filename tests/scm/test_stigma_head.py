@@ -325,6 +325,10 @@ def test_a_judgement_target_gives_the_non_stigmatising_judgements_their_own_clas
     np.testing.assert_array_equal(labels, expected)
     assert set(labels) == {0, 1, 2}
     np.testing.assert_array_equal(stigma_labels(labelled, rows), labelled.stigmatising[rows].astype(int))
+    by_category = stigma_labels(labelled, rows, "category")  # the gate category's index, stigmatising last
+    np.testing.assert_array_equal(by_category, np.where(labelled.stigmatising[rows], len(CATEGORIES),
+                                                        [CATEGORIES.index(c) for c in labelled.category[rows]]))
+    assert STIGMA_TARGETS["category"] == (*CATEGORIES, "stigmatising")
     with pytest.raises(ValueError, match="unknown stigma target"):
         stigma_labels(labelled, rows, "ternary")
     X = encode(labelled.texts)
