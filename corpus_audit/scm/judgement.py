@@ -14,12 +14,12 @@ before embedding. Cross-validation holds out whole sentences (each written once)
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from corpus_audit.common.csv_rows import read_csv_rows
 from corpus_audit.common.resources import data_dir, sha256_files
 from corpus_audit.languages import get_language
 from corpus_audit.scm.columns import DIMENSION_CLASSES
@@ -66,15 +66,7 @@ class JudgementData:
 
 
 def _rows(path: Path, columns: tuple[str, ...]) -> list[tuple[int, dict[str, str]]]:
-    if not path.exists():
-        raise TemplateError(f"training file not found: {path}")
-    with open(path, newline="", encoding="utf-8") as handle:
-        reader = csv.DictReader(handle)
-        missing = [column for column in columns if column not in (reader.fieldnames or [])]
-        if missing:
-            raise TemplateError(f"{path}: missing column(s) {', '.join(missing)}")
-        return [(reader.line_num, {key: (value or "").strip() for key, value in row.items() if key})
-                for row in reader]
+    return read_csv_rows(path, columns, TemplateError, "training file not found")
 
 
 def fill(sentence: str, mask: str) -> str:
