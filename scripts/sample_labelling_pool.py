@@ -45,11 +45,14 @@ SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_e
 # The second real sample (--more): sentences per corpus, and rows per label sheet.
 MORE_QUOTAS = {"en": {"civil_comments_toxic_spans_en": 400, "mlma_tweets_en": 150, "reddit_mh_27subs_en": 250}}
 MORE_CHUNK_ROWS = 200
-# The samples mined with the shipped score (--scored ROUND): where the score errs. From Reddit (mostly support
-# forums, where an audit reads) the sentences it scores highest, of 1 to 80 words: its false alarms and the rare
-# stigma there; from the two social-text corpora the sentences it is least sure of (nearest 0.5).
-SCORED_QUOTAS = {"en": {"reddit_mh_27subs_en": 400, "civil_comments_toxic_spans_en": 50, "mlma_tweets_en": 50}}
-SCORED_HIGHEST = {"reddit_mh_27subs_en"}
+# The samples mined with the shipped score (--scored ROUND): where the score errs, per corpus (the sentences it
+# scores highest, the sentences it is least sure of: nearest 0.5), of 1 to 80 words. English: from Reddit (mostly
+# support forums, where an audit reads) the highest, its false alarms and the rare stigma there; from the two
+# social-text corpora the least sure. Spanish (from round 1 on the pools that exist: no short or second sample):
+# both from the two social-text corpora, where its stigma and its false alarms both are.
+SCORED_QUOTAS = {"en": {"reddit_mh_27subs_en": (400, 0), "civil_comments_toxic_spans_en": (0, 50),
+                        "mlma_tweets_en": (0, 50)},
+                 "es": {"textdetox_es": (150, 100), "gold_standard_toxicity_es": (50, 50)}}
 SCORED_WORDS = (1, MAX_WORDS)
 
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
@@ -346,7 +349,8 @@ def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame], round_: i
     """A sample mined with the stigma score of the shipped axes (the package as installed: the draw depends on
     them, so it is reproducible at the commit that drew it; each round mines with the heads refitted on the rounds
     before): per corpus of ``SCORED_QUOTAS``, from what ``supplement_candidates`` leaves, the highest-scored
-    sentences (``SCORED_HIGHEST``) or those nearest 0.5, each not a near-duplicate of one already pooled or drawn.
+    sentences and then those nearest 0.5 (as many as its quotas say), each not a near-duplicate of one already
+    pooled or drawn.
     One chunk is labelled twice, independently."""
     from corpus_audit.api import Instrument
 
@@ -354,11 +358,17 @@ def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame], round_: i
     scores = Instrument(lang).score_sentences(found["sentence"].tolist())["stigma"].to_numpy()
     found = found.assign(stigma=scores)
     drawn = []
-    for corpus, quota in SCORED_QUOTAS[lang].items():
+    for corpus, quotas in SCORED_QUOTAS[lang].items():
         pool = found[(found["corpus"] == corpus) & np.isfinite(found["stigma"])]
-        order = -pool["stigma"] if corpus in SCORED_HIGHEST else (pool["stigma"] - 0.5).abs()
-        ordered = pool.iloc[np.argsort(order.to_numpy(), kind="stable")]
-        drawn.append(ordered[[seen.add(sentence) for sentence in ordered["sentence"]]].head(quota))
+        for quota, order in zip(quotas, (-pool["stigma"], (pool["stigma"] - 0.5).abs())):
+            ordered = pool.iloc[np.argsort(order.to_numpy(), kind="stable")]
+            taken: list[int] = []
+            for row, sentence in enumerate(ordered["sentence"]):
+                if len(taken) == quota:
+                    break
+                if seen.add(sentence):
+                    taken.append(row)
+            drawn.append(ordered.iloc[taken])
     rng = np.random.default_rng(SEED + 2 + round_)
     sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
     return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)
@@ -388,8 +398,8 @@ def main() -> None:
     supplements.add_argument("--more", action="store_true", help="draw the second real sample pool_LANG_more.csv "
                              "(needs pool_LANG.csv and pool_LANG_short.csv in --out)")
     supplements.add_argument("--scored", type=int, metavar="ROUND", help="draw mining round ROUND (1, 2, ...) with "
-                             "the shipped stigma score: pool_LANG_scored.csv, then pool_LANG_scored2.csv, ... (needs "
-                             "the pools above and those of the earlier rounds in --out)")
+                             "the shipped stigma score: pool_LANG_scored.csv, then pool_LANG_scored2.csv, ... (reads "
+                             "the pools drawn before it in --out)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
@@ -402,8 +412,9 @@ def main() -> None:
             pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
         elif args.scored:
             earlier = [scored_suffix(round_) for round_ in range(1, args.scored)]
-            pool = build_scored(args.corpora, lang, read_pools(args.out, lang, "", "_short", "_more", *earlier),
-                                args.scored)
+            drawn = [suffix for suffix in ("", "_short", "_more", *earlier)
+                     if (args.out / f"pool_{lang}{suffix}.csv").is_file()]
+            pool = build_scored(args.corpora, lang, read_pools(args.out, lang, *drawn), args.scored)
             pool.to_csv(args.out / f"pool_{lang}{scored_suffix(args.scored)}.csv", index=False)
         else:
             pool = build(args.corpora, lang)

@@ -63,17 +63,24 @@ def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame
     """The short-fragment supplement (the chunk after the main draw's), the second real sample (the chunks after
     it, as many as its quotas fill) and the samples mined with the score (the chunks after those)."""
     lang = pool["lang"].iloc[0]
-    short_chunk = len(sampler.chunk_sizes(sampler.TOTALS[lang])) + 1
-    more_chunk = short_chunk + math.ceil(sum(sampler.MORE_QUOTAS.get(lang, {}).values()) / sampler.MORE_CHUNK_ROWS)
+    main_chunk = len(sampler.chunk_sizes(sampler.TOTALS[lang]))
+    short_chunk = main_chunk + (lang in sampler.SHORT_QUOTAS)
+    more_chunk = short_chunk + math.ceil(quota_total(sampler.MORE_QUOTAS, lang) / sampler.MORE_CHUNK_ROWS)
     numbers = chunk_numbers(pool)
-    return (pool[numbers == short_chunk], pool[(numbers > short_chunk) & (numbers <= more_chunk)],
-            pool[numbers > more_chunk])
+    return (pool[(numbers > main_chunk) & (numbers <= short_chunk)],
+            pool[(numbers > short_chunk) & (numbers <= more_chunk)], pool[numbers > more_chunk])
+
+
+def quota_total(quotas: dict, lang: str) -> int:
+    """The sentences ``quotas`` draw for ``lang`` (a quota per corpus, or for the mined samples a pair of them)."""
+    return sum(sum(quota) if isinstance(quota, tuple) else quota for quota in quotas.get(lang, {}).values())
 
 
 def assert_out_of_heldout_and_demo(supplement: pd.DataFrame, lang: str) -> None:
     assert (supplement["split"] != "heldout").all()  # the held-out set stays the main pool's random sample
-    demo = pd.read_json(ROOT / "demo" / f"reddit_sample_{lang}.jsonl.gz", lines=True, dtype={"id": str})
-    assert not supplement["doc_id"].isin(demo["id"]).any()
+    for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
+        demo = pd.read_json(path, lines=True, dtype={"id": str})
+        assert not supplement["doc_id"].isin(demo["id"]).any()
 
 
 def test_pool_size_and_columns(pool, sampler):
@@ -116,7 +123,7 @@ def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, wo
         assert supplement.empty
         return supplement
     rounds = mining_rounds(supplement) if which == 2 else [supplement]
-    assert all(0 < len(part) <= sum(quotas[lang].values()) for part in rounds)
+    assert all(0 < len(part) <= quota_total(quotas, lang) for part in rounds)
     assert set(supplement["corpus"]) <= set(quotas[lang])
     assert supplement["sentence"].str.split().str.len().between(*words).all()
     assert_out_of_heldout_and_demo(supplement, lang)
