@@ -215,6 +215,16 @@ class NearDuplicates:
         self.words.append(words)
         return True
 
+    def take(self, ordered: pd.DataFrame, wanted: int) -> pd.DataFrame:
+        """The first ``wanted`` rows of ``ordered`` whose sentence is new (each one taken is remembered)."""
+        taken: list[int] = []
+        for row, sentence in enumerate(ordered["sentence"]):
+            if len(taken) == wanted:
+                break
+            if self.add(sentence):
+                taken.append(row)
+        return ordered.iloc[taken]
+
 
 def draw(found: pd.DataFrame, quotas: dict[str, int | None], lang: str, rng: np.random.Generator,
          seen: NearDuplicates | None = None) -> pd.DataFrame:
@@ -228,14 +238,7 @@ def draw(found: pd.DataFrame, quotas: dict[str, int | None], lang: str, rng: np.
         weights = pool["form"].map(FORM_WEIGHT).where(~((pool["form"] == "slang") & (corpus in CLINICAL)), 1.0)
         weights = (weights * np.where(pool["illness_type"] == "mental", MENTAL_WEIGHT, 1.0)).to_numpy()
         ordered = pool.iloc[np.argsort(-rng.random(len(pool)) ** (1.0 / weights), kind="stable")]
-        wanted = TOTALS[lang] - sum(map(len, drawn)) if quota is None else quota
-        keep = []
-        for position, sentence in enumerate(ordered["sentence"]):
-            if len(keep) == wanted:
-                break
-            if seen.add(sentence):
-                keep.append(position)
-        drawn.append(ordered.iloc[keep])
+        drawn.append(seen.take(ordered, TOTALS[lang] - sum(map(len, drawn)) if quota is None else quota))
     return pd.concat(drawn, ignore_index=True)
 
 
@@ -324,6 +327,7 @@ def build_short(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.Data
     drawn = []
     for corpus, quota in SHORT_QUOTAS[lang].items():
         ordered = found[found["corpus"] == corpus].sample(frac=1.0, random_state=rng)
+        # every new sentence of a corpus is remembered, taken or not, as when the short sample was drawn
         drawn.append(ordered[[seen.add(sentence) for sentence in ordered["sentence"]]].head(quota))
     sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
     return number_supplement(sample, lang, pooled, len(sample), 1)
@@ -361,14 +365,7 @@ def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame], round_: i
     for corpus, quotas in SCORED_QUOTAS[lang].items():
         pool = found[(found["corpus"] == corpus) & np.isfinite(found["stigma"])]
         for quota, order in zip(quotas, (-pool["stigma"], (pool["stigma"] - 0.5).abs())):
-            ordered = pool.iloc[np.argsort(order.to_numpy(), kind="stable")]
-            taken: list[int] = []
-            for row, sentence in enumerate(ordered["sentence"]):
-                if len(taken) == quota:
-                    break
-                if seen.add(sentence):
-                    taken.append(row)
-            drawn.append(ordered.iloc[taken])
+            drawn.append(seen.take(pool.iloc[np.argsort(order.to_numpy(), kind="stable")], quota))
     rng = np.random.default_rng(SEED + 2 + round_)
     sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
     return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)

@@ -1,9 +1,12 @@
-"""Shared fixtures: a tiny sentence-transformers model built on the fly, and an isolated cache."""
+"""Shared fixtures: a tiny sentence-transformers model built on the fly, an isolated cache, and the scripts' loader."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -21,6 +24,21 @@ settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True
 settings.register_profile("thorough", max_examples=10_000, deadline=None, database=None,
                           suppress_health_check=_FUZZ_HEALTH)
 settings.load_profile(os.environ.get("CORPUS_AUDIT_FUZZ", "ci"))
+
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="session")
+def load_script():
+    """Import ``scripts/<name>.py`` (the scripts are not a package) as the module ``name``."""
+    def load(name: str):
+        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+        return module
+    return load
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,7 @@ they say."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -21,21 +19,13 @@ def labelled_file(lang: str) -> pd.DataFrame:
     return pd.read_csv(TEMPLATES / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
 
 
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
-def sampler():
+def sampler(load_script):
     return load_script("sample_labelling_pool")
 
 
 @pytest.fixture(scope="module")
-def checker():
+def checker(load_script):
     return load_script("check_labels")
 
 

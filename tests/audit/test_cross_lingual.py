@@ -3,7 +3,6 @@ relation is known."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -15,16 +14,12 @@ from corpus_audit.audit import cross_lingual
 from corpus_audit.audit.analysis import analyse
 from corpus_audit.stigma.quadrants import quadrant_of
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "cross_lingual.py"
 DIMENSIONS = ["anger", "help", "pity"]
 
 
 @pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("cross_lingual_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def script(load_script):
+    return load_script("cross_lingual")
 
 
 def write_audit(folder: Path, sentences: pd.DataFrame, aq27: list[float], model: str = "toy:m@1") -> Path:

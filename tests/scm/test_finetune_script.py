@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "finetune_stigma_encoder.py"
-
 
 @pytest.fixture(scope="module")
-def script():
-    spec = importlib.util.spec_from_file_location("finetune_stigma_encoder", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def script(load_script):
+    return load_script("finetune_stigma_encoder")
 
 
 def test_each_sentence_gets_its_positive_and_negative_pairs(script):
