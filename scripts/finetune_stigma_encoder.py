@@ -11,7 +11,7 @@ the train sentences only; with ``--heldout`` both are fitted on train and dev, a
 held-out real sentences are scored. Settings are fixed in advance (below), never chosen on the held-out set.
 
 English only: the Spanish default (multilingual-e5-small, 4-bit, in its own C engine) has no weights to tune.
-Needs torch and sentence-transformers (installed by the README); CPU, about 30 minutes on two cores.
+Needs torch and sentence-transformers (installed by the README); CPU, about 35 (dev) to 45 (held-out) minutes on two cores.
 
     PYTHONPATH=$PWD python scripts/finetune_stigma_encoder.py --lang en [--heldout] [--json OUT]
 
