@@ -8,6 +8,12 @@ adjudicator's ``adjudicated_pool_<lang>_<NN>.csv`` as its label and keeps both i
 sentence and its rewritten counterpart share a group), never held out.
 
     python scripts/build_stigma_labelled.py --pool data/labelled --labels /path/labels --written /path/written
+
+A later round's pool (its sheets alone, the earlier ones folded into the labelled file) is appended to the real
+rows of the existing file, the rest of it kept as it is:
+
+    python scripts/build_stigma_labelled.py --append data/labelled/pool_en_judged.csv --labels /path/labels
+    python scripts/build_stigma_labelled.py --append-written /path/written_en_more.csv
 """
 
 from __future__ import annotations
@@ -104,6 +110,11 @@ def written_rows(written: Path, lang: str) -> pd.DataFrame:
     files = sorted(written.glob(f"written_{lang}_*.csv"))
     if not files:
         raise SystemExit(f"no written_{lang}_*.csv in {written}")
+    return written_sheets(files)
+
+
+def written_sheets(files: list[Path]) -> pd.DataFrame:
+    """The rows of written sheets (labelled by their writers), split train/dev by group."""
     rows = pd.concat([pd.read_csv(path, dtype=str, keep_default_na=False) for path in files], ignore_index=True)
     return rows.assign(source="written", corpus="", doc_id="", licence="Apache-2.0 (written for corpus-audit)",
                        matched_term=rows["mention"], split=rows["group"].map(written_split),
@@ -120,16 +131,47 @@ def build(pool_dir: Path, labels: Path, written: Path, lang: str) -> pd.DataFram
     return table[COLUMNS]
 
 
+def append(table: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    """``table`` (a labelled file) with the labelled rows ``new``: real ones after its real rows, written ones at
+    the end."""
+    if overlap := sorted(set(new["uid"]) & set(table["uid"])):
+        raise SystemExit(f"uids already labelled: {', '.join(overlap[:5])}{' ...' if len(overlap) > 5 else ''}")
+    real = table["source"] == "real"
+    new_real = new["source"] == "real"
+    return pd.concat([table[real], new[new_real], table[~real], new[~new_real]], ignore_index=True)[COLUMNS]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pool", type=Path, default=ROOT / "data" / "labelled")
-    parser.add_argument("--labels", type=Path, required=True)
-    parser.add_argument("--written", type=Path, required=True)
+    parser.add_argument("--labels", type=Path)
+    parser.add_argument("--written", type=Path, help="folder of the written sheets (required unless --append)")
+    parser.add_argument("--append", type=Path, metavar="POOL_CSV",
+                        help="append this pool's labelled rows (pool_LANG_*.csv, labels in --labels) to the existing "
+                             "labelled file")
+    parser.add_argument("--append-written", type=Path, metavar="SHEET_CSV",
+                        help="append this written sheet (written_LANG_*.csv) to the existing labelled file")
     parser.add_argument("--out", type=Path, default=ROOT / "templates")
     args = parser.parse_args()
+    if args.append is None and args.append_written is None and (args.written is None or args.labels is None):
+        parser.error("--labels and --written are required unless --append or --append-written is given")
+    if args.append is not None and args.labels is None:
+        parser.error("--append needs --labels")
     for lang in ("en", "es"):
-        table = build(args.pool, args.labels, args.written, lang)
         target = args.out / lang / "stigma_labelled.csv"
+        if args.append is not None or args.append_written is not None:
+            if args.append is not None:
+                pool = pd.read_csv(args.append, dtype=str, keep_default_na=False)
+                new = real_rows(pool[pool["lang"] == lang], args.labels, lang) if (pool["lang"] == lang).any() \
+                    else None
+            else:
+                new = written_sheets([args.append_written]) \
+                    if args.append_written.name.startswith(f"written_{lang}_") else None
+            if new is None:
+                continue
+            table = append(pd.read_csv(target, dtype=str, keep_default_na=False), new)
+        else:
+            table = build(args.pool, args.labels, args.written, lang)
         table.to_csv(target, index=False)
         print(f"{target}: {len(table)} rows\n{pd.crosstab(table['source'], [table['split'], table['stigmatising']])}")
 

@@ -45,6 +45,7 @@ SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_e
 # The second real sample (--more): sentences per corpus, and rows per label sheet.
 MORE_QUOTAS = {"en": {"civil_comments_toxic_spans_en": 400, "mlma_tweets_en": 150, "reddit_mh_27subs_en": 250}}
 MORE_CHUNK_ROWS = 200
+JUDGED_CHUNK_ROWS = 150
 # The samples mined with the shipped score (--scored ROUND): where the score errs, per corpus (the sentences it
 # scores highest, the sentences it is least sure of: nearest 0.5), of 1 to 80 words. English: from Reddit (mostly
 # support forums, where an audit reads) the highest, its false alarms and the rare stigma there; from the two
@@ -54,6 +55,11 @@ SCORED_QUOTAS = {"en": {"reddit_mh_27subs_en": (400, 0), "civil_comments_toxic_s
                         "mlma_tweets_en": (0, 50)},
                  "es": {"textdetox_es": (150, 100), "gold_standard_toxicity_es": (50, 50)}}
 SCORED_WORDS = (1, MAX_WORDS)
+# The sample of judgements about people (--judged): the class the labelled real text lacks (in English train, 147
+# judgements that do not stigmatise against 872 that do), so the score learns "judgement about people" as
+# "stigmatising" and ranks supportive documents high. From Reddit (support forums, where supportive judgements
+# are): the sentences the gate reads most strongly as judgements about people (its judgement strength).
+JUDGED_QUOTAS = {"en": {"reddit_mh_27subs_en": 300}}
 
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
 SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
@@ -371,6 +377,30 @@ def build_scored(corpora: Path, lang: str, pooled: list[pd.DataFrame], round_: i
     return number_supplement(sample, lang, pooled, MORE_CHUNK_ROWS, 1)
 
 
+def build_judged(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataFrame:
+    """A sample of the sentences the shipped gate reads most strongly as judgements about people (highest
+    judgement strength first), per corpus of ``JUDGED_QUOTAS``, from what ``supplement_candidates`` leaves, each not
+    a near-duplicate of one already pooled or drawn. Both chunks are labelled twice, independently."""
+    from corpus_audit.api import Instrument
+
+    found, seen = supplement_candidates(corpora, lang, JUDGED_QUOTAS[lang], SCORED_WORDS, pooled)
+    strength = Instrument(lang).score_sentences(found["sentence"].tolist())["judgement_strength"].to_numpy()
+    found = found.assign(judgement_strength=strength)
+    drawn = [seen.take(found[found["corpus"] == corpus].sort_values("judgement_strength", ascending=False,
+                                                                    kind="stable"), quota)
+             for corpus, quota in JUDGED_QUOTAS[lang].items()]
+    rng = np.random.default_rng(SEED + 100)
+    sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
+    return number_supplement(sample, lang, pooled, JUDGED_CHUNK_ROWS, 2)
+
+
+def labelled_pool(lang: str) -> pd.DataFrame:
+    """The real rows of the shipped labelled file: every sentence pooled so far (the pool files of the earlier
+    rounds are folded into it)."""
+    table = pd.read_csv(ROOT / "templates" / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
+    return table[table["source"] == "real"]
+
+
 def summarise(pool: pd.DataFrame) -> str:
     lines = [pd.crosstab([pool["corpus"]], pool["split"], margins=True).to_string(),
              pd.crosstab(pool["corpus"], pool["form"], margins=True).to_string(),
@@ -397,6 +427,8 @@ def main() -> None:
     supplements.add_argument("--scored", type=int, metavar="ROUND", help="draw mining round ROUND (1, 2, ...) with "
                              "the shipped stigma score: pool_LANG_scored.csv, then pool_LANG_scored2.csv, ... (reads "
                              "the pools drawn before it in --out)")
+    supplements.add_argument("--judged", action="store_true", help="draw the sample of judgements about people "
+                             "pool_LANG_judged.csv (reads the pooled sentences from templates/LANG/stigma_labelled.csv)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
@@ -407,6 +439,9 @@ def main() -> None:
         elif args.more:
             pool = build_more(args.corpora, lang, read_pools(args.out, lang, "", "_short"))
             pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
+        elif args.judged:
+            pool = build_judged(args.corpora, lang, [labelled_pool(lang)])
+            pool.to_csv(args.out / f"pool_{lang}_judged.csv", index=False)
         elif args.scored:
             earlier = [scored_suffix(round_) for round_ in range(1, args.scored)]
             drawn = [suffix for suffix in ("", "_short", "_more", *earlier)

@@ -49,16 +49,22 @@ def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
     return pool["chunk"].str.rsplit("_", n=1).str[-1].astype(int)
 
 
-def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+#: The chunks of the sample of judgements about people (``--judged``), drawn after the mined rounds.
+JUDGED_CHUNKS = {"en": ("pool_en_23", "pool_en_24")}
+
+
+def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The short-fragment supplement (the chunk after the main draw's), the second real sample (the chunks after
-    it, as many as its quotas fill) and the samples mined with the score (the chunks after those)."""
+    it, as many as its quotas fill), the samples mined with the score (the chunks after those) and the sample of
+    judgements (``JUDGED_CHUNKS``)."""
     lang = pool["lang"].iloc[0]
     main_chunk = len(sampler.chunk_sizes(sampler.TOTALS[lang]))
     short_chunk = main_chunk + (lang in sampler.SHORT_QUOTAS)
     more_chunk = short_chunk + math.ceil(quota_total(sampler.MORE_QUOTAS, lang) / sampler.MORE_CHUNK_ROWS)
-    numbers = chunk_numbers(pool)
+    numbers, judged = chunk_numbers(pool), pool["chunk"].isin(JUDGED_CHUNKS.get(lang, ()))
     return (pool[(numbers > main_chunk) & (numbers <= short_chunk)],
-            pool[(numbers > short_chunk) & (numbers <= more_chunk)], pool[numbers > more_chunk])
+            pool[(numbers > short_chunk) & (numbers <= more_chunk)], pool[(numbers > more_chunk) & ~judged],
+            pool[judged])
 
 
 def quota_total(quotas: dict, lang: str) -> int:
@@ -105,7 +111,7 @@ def test_codiesp_cases_share_their_split_across_languages():
 
 def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, words: tuple[int, int]
                        ) -> pd.DataFrame:
-    """Supplement ``which`` (0: short, 1: the second sample, 2: the mined ones), checked against its ``quotas`` and word range, out of
+    """Supplement ``which`` (0: short, 1: the second sample, 2: the mined ones, 3: the judgements), checked against its ``quotas`` and word range, out of
     the held-out set and the demo; empty where the language has no quota."""
     supplement = supplements(pool, sampler)[which]
     lang = pool["lang"].iloc[0]
@@ -123,6 +129,16 @@ def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, wo
 def test_the_short_supplement_keeps_its_promises(pool, sampler):
     supplement = checked_supplement(pool, sampler, 0, sampler.SHORT_QUOTAS, sampler.SHORT_WORDS)
     assert (supplement["double_labelled"] == "yes").all() and (supplement["label_1"] != "").all()
+
+
+def test_the_sample_of_judgements_keeps_its_promises(pool, sampler):
+    supplement = checked_supplement(pool, sampler, 3, sampler.JUDGED_QUOTAS, sampler.SCORED_WORDS)
+    assert len(supplement) == quota_total(sampler.JUDGED_QUOTAS, pool["lang"].iloc[0])
+    if supplement.empty:  # a language without the sample
+        return
+    assert supplement["chunk"].value_counts().max() <= sampler.JUDGED_CHUNK_ROWS
+    assert (supplement["double_labelled"] == "yes").all()
+    assert (supplement["label_1"] != "").all() and (supplement["label_2"] != "").all()
 
 
 def mining_rounds(mined: pd.DataFrame) -> list[pd.DataFrame]:
@@ -242,3 +258,27 @@ def test_kappa_table_matches_the_labellers_disagreement(checker):
     values = checker.kappa_table(TEMPLATES / "en" / "stigma_labelled.csv")
     assert values["rows"] >= 400
     assert 0.0 < values["stigmatising"] < 1.0  # the English labellers disagreed on some rows
+
+
+def test_a_later_round_is_appended_after_the_real_rows(load_script, tmp_path):
+    builder = load_script("build_stigma_labelled")
+    table = labelled_file("en").astype(str).head(3).assign(source=["real", "real", "written"])
+    pool = pd.DataFrame({"uid": ["en-90001", "en-90002"], "lang": "en", "corpus": "reddit_mh_27subs_en",
+                         "doc_id": ["d1", "d2"], "licence": "Apache-2.0", "sentence": ["One.", "Two."],
+                         "matched_term": "adhd", "form": "diagnosis", "illness_type": "mental", "split": "train",
+                         "double_labelled": "no", "chunk": "pool_en_99"})
+    pd.DataFrame({"uid": pool["uid"], "category": ["judgement", "question"], "stigmatising": ["yes", "no"],
+                  "dimension": ["blame", ""], "stigma_strength": ["2", "0"], "note": ""}) \
+        .to_csv(tmp_path / "labels_pool_en_99_lx.csv", index=False)
+    sheet = tmp_path / "written_en_new.csv"
+    pd.DataFrame({"uid": ["w-en-x1"], "group": ["w-en-gx1"], "sentence": ["Three."], "mention": ["adhd"],
+                  "form": ["diagnosis"], "illness_type": ["mental"], "category": ["judgement"],
+                  "stigmatising": ["no"], "dimension": [""], "stigma_strength": ["0"], "note": [""]}) \
+        .to_csv(sheet, index=False)
+    appended = builder.append(table, builder.real_rows(pool, tmp_path, "en"))
+    appended = builder.append(appended, builder.written_sheets([sheet]))
+    assert appended["uid"].tolist() == [*table["uid"][:2], "en-90001", "en-90002", table["uid"].iloc[2], "w-en-x1"]
+    assert appended.loc[2, "stigmatising"] == "yes" and appended.loc[3, "labellers"] == "lx"
+    assert appended.loc[5, "source"] == "written" and appended.loc[5, "split"] in ("train", "dev")
+    with pytest.raises(SystemExit, match="already labelled"):
+        builder.append(appended, builder.real_rows(pool, tmp_path, "en"))
