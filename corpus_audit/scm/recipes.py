@@ -78,7 +78,7 @@ RECIPES = {
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
                       stigma_heads=(StigmaSettings("en", 0.5, 3.0, 4.0, forms=True, target="category"),
-                                    StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="judgement"))),
+                                    StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="category"))),
 }
 DEFAULT_RECIPE = "default"
 
