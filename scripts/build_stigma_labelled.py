@@ -144,32 +144,33 @@ def append(table: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pool", type=Path, default=ROOT / "data" / "labelled")
-    parser.add_argument("--labels", type=Path)
-    parser.add_argument("--written", type=Path, help="folder of the written sheets (required unless --append)")
-    parser.add_argument("--append", type=Path, metavar="POOL_CSV",
-                        help="append this pool's labelled rows (pool_LANG_*.csv, labels in --labels) to the existing "
-                             "labelled file")
-    parser.add_argument("--append-written", type=Path, metavar="SHEET_CSV",
-                        help="append this written sheet (written_LANG_*.csv) to the existing labelled file")
+    parser.add_argument("--labels", type=Path, help="folder of the label sheets (not needed with --append-written)")
+    parser.add_argument("--written", type=Path, help="folder of the written sheets (a full build only)")
+    later = parser.add_mutually_exclusive_group()
+    later.add_argument("--append", type=Path, metavar="POOL_CSV",
+                       help="append this pool's labelled rows (pool_LANG_*.csv, labels in --labels) to the existing "
+                            "labelled file")
+    later.add_argument("--append-written", type=Path, metavar="SHEET_CSV",
+                       help="append this written sheet (written_LANG_*.csv) to the existing labelled file")
     parser.add_argument("--out", type=Path, default=ROOT / "templates")
     args = parser.parse_args()
-    if args.append is None and args.append_written is None and (args.written is None or args.labels is None):
-        parser.error("--labels and --written are required unless --append or --append-written is given")
-    if args.append is not None and args.labels is None:
-        parser.error("--append needs --labels")
+    if args.append_written is None and args.labels is None:
+        parser.error("--labels is required unless --append-written is given")
+    if args.append is None and args.append_written is None and args.written is None:
+        parser.error("--written is required for a full build (without --append or --append-written)")
     for lang in ("en", "es"):
         target = args.out / lang / "stigma_labelled.csv"
-        if args.append is not None or args.append_written is not None:
-            if args.append is not None:
-                pool = pd.read_csv(args.append, dtype=str, keep_default_na=False)
-                new = real_rows(pool[pool["lang"] == lang], args.labels, lang) if (pool["lang"] == lang).any() \
-                    else None
-            else:
-                new = written_sheets([args.append_written]) \
-                    if args.append_written.name.startswith(f"written_{lang}_") else None
-            if new is None:
+        if args.append is not None:
+            pool = pd.read_csv(args.append, dtype=str, keep_default_na=False)
+            pool = pool[pool["lang"] == lang]
+            if pool.empty:
                 continue
-            table = append(pd.read_csv(target, dtype=str, keep_default_na=False), new)
+            table = append(pd.read_csv(target, dtype=str, keep_default_na=False), real_rows(pool, args.labels, lang))
+        elif args.append_written is not None:
+            if not args.append_written.name.startswith(f"written_{lang}_"):
+                continue
+            table = append(pd.read_csv(target, dtype=str, keep_default_na=False),
+                           written_sheets([args.append_written]))
         else:
             table = build(args.pool, args.labels, args.written, lang)
         table.to_csv(target, index=False)

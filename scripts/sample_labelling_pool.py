@@ -45,7 +45,6 @@ SHORT_QUOTAS = {"en": {"reddit_mh_27subs_en": 220, "civil_comments_toxic_spans_e
 # The second real sample (--more): sentences per corpus, and rows per label sheet.
 MORE_QUOTAS = {"en": {"civil_comments_toxic_spans_en": 400, "mlma_tweets_en": 150, "reddit_mh_27subs_en": 250}}
 MORE_CHUNK_ROWS = 200
-JUDGED_CHUNK_ROWS = 150
 # The samples mined with the shipped score (--scored ROUND): where the score errs, per corpus (the sentences it
 # scores highest, the sentences it is least sure of: nearest 0.5), of 1 to 80 words. English: from Reddit (mostly
 # support forums, where an audit reads) the highest, its false alarms and the rare stigma there; from the two
@@ -60,6 +59,7 @@ SCORED_WORDS = (1, MAX_WORDS)
 # "stigmatising" and ranks supportive documents high. From Reddit (support forums, where supportive judgements
 # are): the sentences the gate reads most strongly as judgements about people (its judgement strength).
 JUDGED_QUOTAS = {"en": {"reddit_mh_27subs_en": 300}}
+JUDGED_CHUNK_ROWS = 150
 
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
 SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
@@ -440,6 +440,9 @@ def main() -> None:
             pool = build_more(args.corpora, lang, read_pools(args.out, lang, "", "_short"))
             pool.to_csv(args.out / f"pool_{lang}_more.csv", index=False)
         elif args.judged:
+            if lang not in JUDGED_QUOTAS:
+                print(f"{lang}: no sample of judgements to draw (JUDGED_QUOTAS)")
+                continue
             pool = build_judged(args.corpora, lang, [labelled_pool(lang)])
             pool.to_csv(args.out / f"pool_{lang}_judged.csv", index=False)
         elif args.scored:
