@@ -428,7 +428,8 @@ def main() -> None:
                              "the shipped stigma score: pool_LANG_scored.csv, then pool_LANG_scored2.csv, ... (reads "
                              "the pools drawn before it in --out)")
     supplements.add_argument("--judged", action="store_true", help="draw the sample of judgements about people "
-                             "pool_LANG_judged.csv (reads the pooled sentences from templates/LANG/stigma_labelled.csv)")
+                             "pool_LANG_judged.csv (reads the pooled sentences from "
+                             "templates/LANG/stigma_labelled.csv)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)

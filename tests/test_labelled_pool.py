@@ -111,7 +111,8 @@ def test_codiesp_cases_share_their_split_across_languages():
 
 def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, words: tuple[int, int]
                        ) -> pd.DataFrame:
-    """Supplement ``which`` (0: short, 1: the second sample, 2: the mined ones, 3: the judgements), checked against its ``quotas`` and word range, out of
+    """Supplement ``which`` (0: short, 1: the second sample, 2: the mined ones, 3: the judgements), checked
+    against its ``quotas`` and word range, out of
     the held-out set and the demo; empty where the language has no quota."""
     supplement = supplements(pool, sampler)[which]
     lang = pool["lang"].iloc[0]
