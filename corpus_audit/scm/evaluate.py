@@ -85,7 +85,7 @@ def cross_validate(
         train_adjectives = [a for a in adjectives if a.word not in held_out]
         train = training_sentences(recipe, lang, train_adjectives, seed=seed, exclude=frozenset(held_out))
         test = realise(evaluation, test_adjectives, pairs_per_template=eval_pairs_per_template, seed=seed + fold_index)
-        axes = fit_recipe(recipe, cache.encode, lang, train, judgement, seed=seed)
+        axes = fit_recipe(recipe, cache.encode, lang, train, judgement, seed=seed, views=cache.views)
         result.folds.append(accuracy_by_test(axes.transform(cache.encode(test.sentences)), test))
     return result
 
@@ -117,7 +117,8 @@ def judgement_cross_validation(cache: EmbeddingCache, recipe: Recipe, lang: str,
     predictions = np.full((len(judgement), len(OUTPUT_COLUMNS)), np.nan)
     for test in sentence_folds(judgement, n_folds, seed):
         train = np.setdiff1d(np.arange(len(judgement)), test)
-        axes = fit_recipe(recipe, cache.encode, lang, templates, judgement.subset(train), seed=seed)
+        axes = fit_recipe(recipe, cache.encode, lang, templates, judgement.subset(train), seed=seed,
+                          views=cache.views)
         texts = [judgement.sentences[i] for i in test]
         predictions[test] = axes.measure(cache.encode(texts), texts)
     category, dimension, _, strength = judgement.arrays()
