@@ -44,7 +44,7 @@ SEED = 4141
 #: How many fillers each template with a slot is filled with (fewer where its slot has fewer fillers).
 FILLS_PER_TEMPLATE = 4
 #: The splits, in the order a function's shuffled templates are dealt to them, and their shares of templates.
-SPLIT_SHARES = (("test", 0.50), ("dev", 0.15), ("train", 0.35))
+SPLIT_SHARES = (("test", 0.50), ("train", 0.35), ("dev", 0.15))
 #: A function needs this many templates for every split to get one.
 MIN_TEMPLATES = 4
 #: The suite's size targets per language (issue 41): all cases, and cases of each function.
@@ -326,10 +326,12 @@ def split_templates(function: str, template_ids: list[str]) -> dict[str, str]:
     """Template id -> split, for the templates of one function (shuffled with a seed of the function's name)."""
     shuffled = sorted(template_ids)
     random.Random(f"{SEED}:{function}").shuffle(shuffled)
-    # Rounded half up; every split but the last at least one template, the last what is left (one or more from
-    # MIN_TEMPLATES on).
+    # Rounded half up, the last split what is left; where nothing is left, the largest split gives it one.
     counts = [max(1, int(len(shuffled) * share + 0.5)) for _, share in SPLIT_SHARES[:-1]]
     counts.append(len(shuffled) - sum(counts))
+    while counts[-1] < 1 and max(counts) > 1:
+        counts[counts.index(max(counts))] -= 1
+        counts[-1] += 1
     splits = [split for (split, _), count in zip(SPLIT_SHARES, counts) for _ in range(count)]
     return dict(zip(shuffled, splits))
 
