@@ -67,6 +67,8 @@ CASE_COLUMNS = ("uid", "function", "kind", "template_id", "split", "sentence", "
 
 SLOT_MARK = re.compile(r"\{([a-z_]+)\}")
 AGREEMENT_MARK = re.compile(r"\{g:([^{}/]*)/([^{}/]*)\}")
+#: What stands before a slot that opens a sentence: nothing, or the end of a sentence, then quotes or brackets.
+SENTENCE_START = re.compile(r"(?:^|[.!?]\s+)[\"'“‘(¿¡]*$")
 
 
 class SuiteError(ValueError):
@@ -318,7 +320,9 @@ def filled(template: Template, filler: Filler) -> tuple[str, int, int]:
     text = AGREEMENT_MARK.sub(lambda mark: mark[1] if filler.gender == "m" else mark[2], template.template)
     mark = "{" + str(template.slot) + "}"
     start = text.index(mark)
-    sentence = text[:start] + filler.text + text[start + len(mark):]
+    # A filler that opens a sentence of the template ("... for life. {person} could ...") starts with a capital.
+    opens_sentence = SENTENCE_START.search(text[:start]) is not None
+    sentence = text[:start] + (capitalised(filler.text) if opens_sentence else filler.text) + text[start + len(mark):]
     return capitalised(sentence), start, start + len(filler.text)
 
 
