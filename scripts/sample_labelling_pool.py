@@ -24,7 +24,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,6 +92,11 @@ POOL_COLUMNS = ["uid", "lang", "corpus", "doc_id", "licence", "sentence", "match
                 "split", "double_labelled", "chunk"]
 # Accents folded one character to one, so match offsets in the folded text are offsets in the sentence.
 _FOLD = str.maketrans("áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ’", "aeiouuAEIOUUaeiouAEIOU'")
+# Near-duplicates for the split by cluster (``NearDuplicateIndex``; thresholds chosen by reading the labelled
+# pairs, docs/stigma_score.md "Data"): word-set Jaccard for sentences of enough distinct words, and a shared run of
+# words holding enough words outside the language's most frequent.
+NEAR_JACCARD, NEAR_MIN_WORDS = 0.5, 8
+RUN_WORDS, RUN_RARE, FREQUENT_WORDS = 5, 3, 150
 _URL = re.compile(r"https?://\S+|@\w+|#")
 _NON_WORD = re.compile(r"[^a-zñ0-9]+")
 # MLMA tweets hold JSON escapes as literal text ("\\u201cretard", "\\n"): decoded before matching.
@@ -230,6 +236,66 @@ class NearDuplicates:
             if self.add(sentence):
                 taken.append(row)
         return ordered.iloc[taken]
+
+
+def frequent_words(sentences: Iterable[str], count: int = FREQUENT_WORDS) -> frozenset[str]:
+    """The ``count`` words (of ``near_key``) in most of ``sentences``, ties alphabetical: a run of words made mostly
+    of them is a common phrase ("i don t know how to"), not a copy."""
+    found = Counter(word for sentence in sentences for word in set(near_key(sentence).split()))
+    return frozenset(word for word, _ in sorted(found.items(), key=lambda item: (-item[1], item[0]))[:count])
+
+
+class NearDuplicateIndex:
+    """Sentences that are near-duplicates in the sense of the split by cluster (issue 41): two sentences (words of
+    ``near_key``) are linked when
+
+    - each has at least ``NEAR_MIN_WORDS`` distinct words and their word sets overlap with Jaccard >=
+      ``NEAR_JACCARD`` (the same comment reposted or lightly edited; shorter sentences reach 0.5 by chance:
+      "I'm going crazy." / "I feel like I'm going crazy."),
+    - or they share ``RUN_WORDS`` words in the same order within ``RUN_WORDS`` + 1 consecutive words of each (a
+      templated tweet, a copied phrase, with one word inserted, dropped or changed: "the malignant narcissist and
+      mentally warped / deranged sociopath") of which at least ``RUN_RARE`` are not among ``frequent`` (so "i don
+      t know how to" links nothing; on the labelled data every longer shared run, 8 words, that this misses is a
+      common phrase: "and i don t know what to do").
+
+    ``matches`` answers which indexed sentences a new one is linked to; ``add`` indexes it."""
+
+    def __init__(self, frequent: frozenset[str]) -> None:
+        self.frequent = frequent
+        self.sizes: list[int] = []
+        self.by_word: dict[str, list[int]] = {}
+        self.by_run: dict[tuple[str, ...], list[int]] = {}
+
+    def runs(self, words: list[str]) -> set[tuple[str, ...]]:
+        """The keys of the shared runs: the words of every run of ``RUN_WORDS`` and of every run one longer less
+        one inner word, where enough of them are not frequent."""
+        runs = {tuple(words[start:start + RUN_WORDS]) for start in range(len(words) - RUN_WORDS + 1)}
+        for start in range(len(words) - RUN_WORDS):
+            window = words[start:start + RUN_WORDS + 1]
+            runs.update(tuple(window[:drop] + window[drop + 1:]) for drop in range(1, RUN_WORDS))
+        return {run for run in runs if sum(word not in self.frequent for word in run) >= RUN_RARE}
+
+    def matches(self, sentence: str) -> set[int]:
+        words = near_key(sentence).split()
+        found = {other for run in self.runs(words) for other in self.by_run.get(run, ())}
+        distinct = set(words)
+        if len(distinct) >= NEAR_MIN_WORDS:
+            shared = Counter(other for word in distinct for other in self.by_word.get(word, ()))
+            found.update(other for other, count in shared.items()
+                         if count / (len(distinct) + self.sizes[other] - count) >= NEAR_JACCARD)
+        return found
+
+    def add(self, sentence: str) -> int:
+        words = near_key(sentence).split()
+        index = len(self.sizes)
+        distinct = set(words)
+        self.sizes.append(len(distinct))
+        if len(distinct) >= NEAR_MIN_WORDS:  # only these take part in the Jaccard test
+            for word in distinct:
+                self.by_word.setdefault(word, []).append(index)
+        for run in self.runs(words):
+            self.by_run.setdefault(run, []).append(index)
+        return index
 
 
 def draw(found: pd.DataFrame, quotas: dict[str, int | None], lang: str, rng: np.random.Generator,
