@@ -51,6 +51,12 @@ def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
 
 #: The chunks of the sample of judgements about people (``--judged``), drawn after the mined rounds.
 JUDGED_CHUNKS = {"en": ("pool_en_23", "pool_en_24")}
+POOLS = ROOT / "data" / "labelled"
+
+
+def deconfound_pool(lang: str) -> pd.DataFrame:
+    """The deconfounding sample (``--deconfound``) as drawn, before and after it is labelled."""
+    return pd.read_csv(POOLS / f"pool_{lang}_deconf.csv", dtype=str, keep_default_na=False)
 
 
 def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -62,9 +68,10 @@ def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame
     short_chunk = main_chunk + (lang in sampler.SHORT_QUOTAS)
     more_chunk = short_chunk + math.ceil(quota_total(sampler.MORE_QUOTAS, lang) / sampler.MORE_CHUNK_ROWS)
     numbers, judged = chunk_numbers(pool), pool["chunk"].isin(JUDGED_CHUNKS.get(lang, ()))
+    deconfounding = pool["chunk"].isin(set(deconfound_pool(lang)["chunk"]))
     return (pool[(numbers > main_chunk) & (numbers <= short_chunk)],
-            pool[(numbers > short_chunk) & (numbers <= more_chunk)], pool[(numbers > more_chunk) & ~judged],
-            pool[judged])
+            pool[(numbers > short_chunk) & (numbers <= more_chunk)],
+            pool[(numbers > more_chunk) & ~judged & ~deconfounding], pool[judged])
 
 
 def quota_total(quotas: dict, lang: str) -> int:
@@ -368,3 +375,57 @@ def test_corrections_are_in_the_labelled_files_and_bad_ones_are_refused(builder,
         builder.read_corrections(bad)
     with pytest.raises(SystemExit, match="uids not in the labelled file: en-99999"):
         builder.correct(labelled_file("en"), "en", corrections.assign(uid="en-99999").head(1))
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
+    drawn, labelled = deconfound_pool(lang), labelled_file(lang)
+    real = labelled[labelled["source"] == "real"]
+    assert set(sampler.POOL_COLUMNS) | {"kind", "cue", "stigma"} <= set(drawn.columns) and len(drawn) > 0
+    assert (drawn["licence"] == drawn["corpus"].map(sampler.LICENCES)).all()
+    for kind, quota in sampler.DECONF_QUOTAS[lang].items():
+        assert quota is None or (drawn["kind"] == kind).sum() <= quota
+    social = drawn["corpus"].isin(sampler.SOCIAL)
+    assert (drawn.loc[social, "kind"] == "likely_not_stigmatising").all()
+    assert (drawn.loc[~social, "kind"] == "likely_stigmatising").all()
+    # a social sentence has a cue of a use that does not stigmatise or a score below 0.5, and no insult at a person
+    scored_only = drawn["cue"].str.startswith("none")
+    assert (drawn.loc[social & scored_only, "stigma"].astype(float) < 0.5).all()
+    assert not drawn.loc[~social, "cue"].str.startswith("none").any()
+    cues = sampler.load_cues(lang)
+    texts = [sampler.marked(sentence, terms) for sentence, terms in zip(drawn["sentence"], drawn["matched_term"])]
+    assert not any(sampler.cues_found(text, cues, ("person_target",)) for text, is_social in zip(texts, social)
+                   if is_social)
+    # from every document out of the demo (held-out ones too), new: no labelled sentence nor a near-duplicate of
+    # one, nor of each other
+    for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
+        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
+    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(real["sentence"]))
+    for sentence in real["sentence"]:
+        seen.add(sentence)
+        index.add(sentence)
+    for sentence in drawn["sentence"]:
+        assert not index.matches(sentence) and seen.add(sentence), sentence
+        index.add(sentence)
+    # numbered after the labelled rows and chunks, every chunk labelled twice, each a sheet of at most 175 rows
+    assert not set(drawn["uid"]) & set(labelled["uid"])
+    assert chunk_numbers(drawn).min() == chunk_numbers(real).max() + 1
+    assert (drawn["double_labelled"] == "yes").all()
+    assert drawn["chunk"].value_counts().max() <= sampler.DECONF_CHUNK_ROWS
+
+
+# Sentences written for these tests.
+@pytest.mark.parametrize(("sentence", "term", "kinds", "expected"), [
+    ("honestly that is the most retarded rule ever", "retarded", ("not_stigma",), ["a thing or situation as target"]),
+    ("lol I'm so retarded at chess", "retarded", ("not_stigma",), ["the writer about themselves"]),
+    ("you are such a retard mate", "retard", ("person_target",), ["an insult aimed at a person"]),
+    ("Bipolar folks are dangerous and you can never trust them", "Bipolar", ("stigma",),
+     ["dangerousness or fear", "avoidance"]),
+    ("The radio said it was dangerous to drive home through the snow that night, and a week later my bipolar "
+     "flared", "bipolar", ("stigma",), []),  # the cue stands more than CUE_GAP words from the mention
+    ("Se pautó tratamiento y el paciente se mostró agresivo con el personal de la esquizofrenia", "esquizofrenia",
+     ("clinical",), ["palabras de riesgo o estereotipo del clínico"]),
+])
+def test_deconfounding_cues_read_around_the_mention(sampler, sentence, term, kinds, expected):
+    lang = "es" if "paciente" in sentence else "en"
+    assert sampler.cues_found(sampler.marked(sentence, term), sampler.load_cues(lang), kinds) == expected
