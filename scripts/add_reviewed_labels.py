@@ -4,6 +4,7 @@ retrain the heads with the existing command (docs/api.md, "Review in Label Studi
 
     python scripts/add_reviewed_labels.py export.json --lang en --corpus reddit_mh_27subs_en \\
         --licence "Apache-2.0 (construct-tracker; Reddit Mental Health Dataset, Low et al. 2020)"
+    python scripts/build_stigma_labelled.py --refresh   # the split by near-duplicate cluster
     corpus-audit axes train --lang en
 
 Only real sentences from corpora whose licence allows it belong there: ``--licence`` is required and recorded.
