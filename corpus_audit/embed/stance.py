@@ -51,7 +51,8 @@ class StanceAdapter:
 
     @property
     def scale(self) -> float:
-        return self.alpha / self.rank
+        """What multiplies a LoRA change (an adapter of whole tensors, rank 0, has none)."""
+        return self.alpha / self.rank if self.rank else 0.0
 
     def metadata(self) -> dict[str, Any]:
         """What names the branch in an embedder's identity and in axes trained on it."""

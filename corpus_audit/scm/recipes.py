@@ -17,7 +17,8 @@ from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_
 from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.corpus.matcher import FORMS
 from corpus_audit.scm.stigma import (StigmaData, fit_stigma_calibration, fit_stigma_head, fit_stigma_text_head,
-                                     load_stigma_data, source_weights)
+                                     source_weights)
+from corpus_audit.scm.suite import load_training_data
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
@@ -33,6 +34,8 @@ class StigmaSettings:
     text_C: float | None  # of the text head; None for no text head
     forms: bool  # the embedding head reads the mention forms after the embedding
     target: str = "binary"  # the classes it learns (scm.axes.STIGMA_TARGETS)
+    #: the gate's categories are the stigma head's (target ``category``), so that the two agree: one model
+    gate_reads_stigma: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,10 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
                                            recipe.judgement_head,
                                            C=recipe.C, hidden_units=recipe.hidden_units, alpha=recipe.alpha,
                                            random_state=seed)
-    return axes.attach_judgement(gate, dimensions, *fit_stigma(recipe, encode, lang, stigma, views))
+    settings = recipe.stigma_settings(lang)
+    own_gate = stigma is None or settings is None or not settings.gate_reads_stigma
+    return axes.attach_judgement(gate if own_gate else None, dimensions,
+                                 *fit_stigma(recipe, encode, lang, stigma, views))
 
 
 def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, stigma: StigmaData | None,
@@ -225,7 +231,7 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
     adjectives = load_seed_lexicon(lexicon_path)
     data = training_sentences(chosen, lang, adjectives, seed=seed)
     judgement = load_judgement_data(lang) if chosen.judgement else None
-    stigma = load_stigma_data(lang) if chosen.judgement and chosen.stigma_settings(lang) is not None else None
+    stigma = load_training_data(lang) if chosen.judgement and chosen.stigma_settings(lang) is not None else None
     template_set = load_template_set(lang, chosen.templates)
     metadata = {
         "embedder_id": embedder.model_id,

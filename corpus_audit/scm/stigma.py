@@ -274,7 +274,7 @@ def gate_validity(X: np.ndarray, axes, data: StigmaData) -> dict[str, Any]:
     from sklearn.metrics import f1_score
 
     rows = data.rows(("heldout",), ("real",))
-    probabilities = axes.judgement_["gate"].predict_proba(axes.sentence_view(X))
+    probabilities = axes.gate_probabilities(X, [data.texts[i] for i in rows], [data.mention_forms[i] for i in rows])
     truth = np.array([CATEGORIES.index(category) for category in data.category[rows]])
     is_judgement = truth == CATEGORIES.index(JUDGEMENT)
     auc, low, high = bootstrap_auc(is_judgement, probabilities[:, CATEGORIES.index(JUDGEMENT)],

@@ -23,17 +23,17 @@ import numpy as np
 
 from corpus_audit.common.csv_rows import read_csv_rows
 from corpus_audit.common.resources import data_dir
-from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, mask_labelled
+from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, mask_labelled
 from corpus_audit.scm.templates import TemplateError
-from corpus_audit.stigma.judgement import CATEGORIES
+from corpus_audit.stigma.judgement import CATEGORIES, STIGMA_DECISION
 
 SUITE_FILE = "stigma_suite.csv"
 FUNCTIONS_FILE = "stigma_suite_functions.csv"
 SUITE_SPLITS = ("train", "dev", "test")
 KINDS = ("stigmatising", "hard_negative")
-#: The score decides at 0.5 (calibrated on dev); a stigmatising function should be recalled at least this often,
-#: a hard negative flagged at most this often.
-THRESHOLD, RECALL_TARGET, FLAG_TARGET = 0.5, 0.80, 0.15
+#: At the score's decision point (``STIGMA_DECISION``), a stigmatising function should be recalled at least this
+#: often, a hard negative flagged at most this often.
+RECALL_TARGET, FLAG_TARGET = 0.80, 0.15
 COLUMNS = ("uid", "function", "kind", "template_id", "split", "sentence", "matched_term", "form", "illness_type",
            "category", "stigmatising")
 
@@ -90,10 +90,17 @@ def load_suite(lang: str, path: Path | None = None) -> StigmaData:
                       function=column["function"])
 
 
+def load_training_data(lang: str) -> StigmaData:
+    """What the stigma score learns from: the labelled sentences of ``lang`` and, where the language has a suite,
+    its cases (whose train and dev splits only are ever fitted on)."""
+    data = load_stigma_data(lang)
+    return data.join(load_suite(lang)) if suite_path(lang).is_file() else data
+
+
 def suite_results(score: np.ndarray, data: StigmaData, split: str = "test") -> dict[str, Any]:
     """The score on the ``split`` cases of suite ``data`` (``score``: one per case of ``data``): the AUC of
     stigmatising vs hard-negative cases (templates resampled for its 95% interval), and per function the cases,
-    the mean score and the share at or above ``THRESHOLD`` (recall of a stigmatising function, false flags of a
+    the mean score and the share at or above ``STIGMA_DECISION`` (recall of a stigmatising function, false flags of a
     hard negative), with whether it meets its target."""
     rows = data.rows((split,), ("suite",))
     truth, values = data.stigmatising[rows], np.asarray(score, dtype=float)[rows]
@@ -104,7 +111,7 @@ def suite_results(score: np.ndarray, data: StigmaData, split: str = "test") -> d
         chosen = data.function[rows] == function
         if not chosen.any():
             continue
-        share = float((values[chosen] >= THRESHOLD).mean())
+        share = float((values[chosen] >= STIGMA_DECISION).mean())
         per_function[function] = {"kind": kind, "n": int(chosen.sum()),
                                   "templates": int(len(set(data.doc_id[rows][chosen]))),
                                   "mean_score": float(values[chosen].mean()), "share_flagged": share,
@@ -112,7 +119,7 @@ def suite_results(score: np.ndarray, data: StigmaData, split: str = "test") -> d
                                   else share <= FLAG_TARGET}
     failing = sorted(name for name, result in per_function.items() if not result["meets_target"])
     return {"split": split, "n": len(rows), "n_stigmatising": int(truth.sum()), "auc": auc, "auc_ci95": [low, high],
-            "threshold": THRESHOLD, "recall_target": RECALL_TARGET, "flag_target": FLAG_TARGET,
+            "threshold": STIGMA_DECISION, "recall_target": RECALL_TARGET, "flag_target": FLAG_TARGET,
             "functions": per_function, "functions_failing": failing}
 
 
