@@ -329,8 +329,8 @@ def main(argv: list[str] | None = None) -> None:
         train = row["train"]
         log(f"dose {row['dose_percent']:g} seed {row['seed']}: {train['steps_done']} steps, loss "
             f"{train['loss_last_100']:.2f} (held-out {train.get('loss_eval', float('nan')):.2f}; unigram "
-            f"{train['unigram_entropy']:.2f}), injected wording T-C {row['target_minus_control_held_out']:+.3f}, "
-            f"link {row['link_evidence']}")
+            f"{train['unigram_entropy']:.2f}), injected wording T-C {row['target_minus_control_held_out']:+.3f} per "
+            f"piece, {row['target_minus_control_held_out_name']:+.3f} whole name; link {row['link_evidence']}")
     log(f"done in {time.time() - started:.0f} s: {args.output}")
 
 
