@@ -1,8 +1,8 @@
 """Check the Label Studio review loop against a real Label Studio server, through its REST API (standard library
 only; no SDK): create a project with the labelling configuration of ``export-flagged --format label-studio``,
 import its tasks, check that their predictions fill every required control of the configuration, post reviewers'
-answers from a CSV (one or several reviewers per task), and save the project's JSON and JSON-MIN exports and a
-snapshot export in both formats (the test fixtures under tests/data/label_studio/ were made so; docs/api.md lists
+answers from a CSV (one or several reviewers per task), and save the tasks as the server lists them
+(``imported_tasks.json``), the project's JSON and JSON-MIN exports and a snapshot export in both formats (the test fixtures under tests/data/label_studio/ were made so; docs/api.md lists
 the versions and steps).
 
     corpus-audit export-flagged demo-out --format label-studio --top 20 -o tasks.json
@@ -61,14 +61,18 @@ def required_controls(config: str) -> set[str]:
             if node.get("required") == "true" and node.get("name")}
 
 
-def check_predictions(studio: LabelStudio, project: int, config: str) -> None:
-    """Say how many imported tasks have a prediction that fills every required control."""
+def check_predictions(studio: LabelStudio, project: int, config: str) -> list[dict[str, Any]]:
+    """Say how many imported tasks have a prediction that fills every required control; return the tasks as the
+    server lists them (id, data, predictions)."""
     required = required_controls(config)
     listed = studio.call("GET", f"/api/tasks?project={project}&page_size=100000&fields=all")["tasks"]
     filled = sum(1 for task in listed if task.get("predictions") and required <= {
         item["from_name"] for item in task["predictions"][0]["result"]})
     print(f"{filled} of {len(listed)} imported task(s) have a prediction filling every required control "
           f"({', '.join(sorted(required))})")
+    return [{"id": task["id"], "data": task["data"],
+             "predictions": [{key: prediction[key] for key in ("result", "score", "model_version")}
+                             for prediction in task["predictions"]]} for task in listed]
 
 
 def snapshot(studio: LabelStudio, project: int, output: Path) -> None:
@@ -103,9 +107,8 @@ def main() -> None:
     imported = studio.call("POST", f"/api/projects/{project['id']}/import", tasks)
     print(f"project {project['id']}: imported {imported.get('task_count')} task(s), "
           f"{imported.get('prediction_count')} prediction(s)")
-    check_predictions(studio, project["id"], config)
-    listed = studio.call("GET", f"/api/tasks?project={project['id']}&page_size={len(tasks)}&fields=all")
-    by_rank = {task["data"]["rank"]: task["id"] for task in listed["tasks"]}
+    listed = check_predictions(studio, project["id"], config)
+    by_rank = {task["data"]["rank"]: task["id"] for task in listed}
     with open(args.labels, newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             reviewer = reviewers[int(row.get("reviewer") or 1) - 1]
@@ -113,6 +116,8 @@ def main() -> None:
                           {"result": [] if row["cancelled"] == "yes" else answer(row),
                            "was_cancelled": row["cancelled"] == "yes"})
     args.output.mkdir(parents=True, exist_ok=True)
+    (args.output / "imported_tasks.json").write_text(json.dumps(listed, indent=1, ensure_ascii=False),
+                                                     encoding="utf-8")
     for export_type, name in (("JSON", "export.json"), ("JSON_MIN", "export_min.json")):
         payload = studio.call("GET", f"/api/projects/{project['id']}/export?exportType={export_type}", raw=True)
         (args.output / name).write_bytes(payload)
