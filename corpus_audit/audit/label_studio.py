@@ -606,7 +606,8 @@ def reviewed_sentences(reviews: Sequence[Review]) -> tuple[pd.DataFrame, Counter
     (:meth:`ReviewedTask.category`; ``judgement`` for a stigmatising sentence whose reviewers chose none, as the
     guideline has it). A task without a document id is a document of its own. Left out and counted (the second
     value): tasks without an answer or a sentence, evenly split votes, sentences not stigmatising without a
-    category, and a sentence decided by an earlier task or file (the first one counts)."""
+    category, categories the guideline does not have, and a sentence decided by an earlier task or file (the
+    first one counts)."""
     skipped: Counter = Counter()
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -622,6 +623,9 @@ def reviewed_sentences(reviews: Sequence[Review]) -> tuple[pd.DataFrame, Counter
                 continue
             if category is None and decision == "no":
                 skipped["not stigmatising, without a category (or reviewers split on it)"] += 1
+                continue
+            if category is not None and category not in CATEGORIES:
+                skipped[f"a category the guideline does not have ({category!r})"] += 1
                 continue
             if task.sentence in seen:
                 skipped["the same sentence decided by an earlier task or file"] += 1

@@ -105,9 +105,9 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
 @click.option("--labelled", type=click.Path(exists=True, dir_okay=False), default=None,
               help="The labelled data to start from (default: the package's templates/<lang>/stigma_labelled.csv, "
                    "read, never written).")
-@click.option("--weight", type=click.IntRange(min=1), default=None,
-              help="How many times a reviewed sentence counts beside one of the labelled data (default: 5, "
-                   "docs/stigma_score.md).")
+@click.option("--weight", type=click.IntRange(min=1), default=5, show_default=True,
+              help="How many times a reviewed sentence counts beside one of the labelled data "
+                   "(docs/stigma_score.md, \"Refitting on your reviews\").")
 @click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
               help="Cross-validation folds over the reviewed documents, to measure the new score against the "
                    "original on your sentences held out (0: refit without measuring).")
@@ -121,7 +121,7 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
 @model_options
 @reports_errors("cannot write {output}")
 def axes_refit_command(reviewed: tuple[str, ...], output: str, base: str | None, labelled: str | None,
-                       weight: int | None, folds: int, seed: int, json_path: str | None,
+                       weight: int, folds: int, seed: int, json_path: str | None,
                        embedding_cache: str | None, lang: str, model: str | None, device: str, batch_size: int,
                        backend: str) -> None:
     """Learn from your reviews: refit the stigma score on sentences you reviewed, and write new axes.
@@ -148,21 +148,19 @@ def axes_refit_command(reviewed: tuple[str, ...], output: str, base: str | None,
     from corpus_audit.embed import load_embedder
     from corpus_audit.scm.axes import SCMAxes
     from corpus_audit.scm.recipes import EmbeddingCache
-    from corpus_audit.scm.refit import DEFAULT_WEIGHT, format_refit, refit_axes
+    from corpus_audit.scm.refit import format_refit, refit_axes
     from corpus_audit.scm.store import axes_for, find_axes
 
     target = Path(output).resolve()
-    if target.parent == SHIPPED_AXES_DIR.resolve() or (base and target == Path(base).resolve()):
-        raise UserError(f"{output}: write the new axes to a file of your own, not over the axes it starts from "
-                        "or into the package")
+    if target.parent == SHIPPED_AXES_DIR.resolve():
+        raise UserError(f"{output}: write the new axes to a file of your own, not into the package")
     table, skipped = reviewed_sentences([read_review(path) for path in reviewed])
     click.echo(f"{len(table)} reviewed sentence(s) from {len(reviewed)} file(s) "
                f"({int((table['stigmatising'] == 'yes').sum())} stigmatising)")
     for reason, count in skipped.items():
         click.echo(f"  left out {count}: {reason}")
     if base is not None:
-        meta = SCMAxes.load(base).metadata_
-        lang = str(meta.get("lang", lang))
+        lang = str(SCMAxes.load(base).metadata_.get("lang", lang))
     embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size, backend=backend, log=click.echo)
     if base is None:
         axes_for(embedder, lang, log=click.echo)  # trains and caches the model's axes where none exist yet
@@ -172,7 +170,7 @@ def axes_refit_command(reviewed: tuple[str, ...], output: str, base: str | None,
         raise UserError(f"{output}: write the new axes to a file of your own, not over the axes it starts from")
     click.echo(f"starting from {base}")
     result = refit_axes(base, EmbeddingCache(embedder, embedding_cache).encode, table, labelled_path=labelled,
-                        weight=weight or DEFAULT_WEIGHT, folds=folds, seed=seed, sources=list(reviewed))
+                        weight=weight, folds=folds, seed=seed, sources=list(reviewed))
     for line in format_refit(result.report):
         click.echo(line)
     result.axes.save(output)

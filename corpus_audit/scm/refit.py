@@ -31,7 +31,7 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.common.resources import sha256_file
 from corpus_audit.scm.axes import SCMAxes, calibrated, stigma_probability
 from corpus_audit.scm.recipes import Recipe, StigmaSettings, fit_stigma
-from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, stigma_validity
+from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, resampled_rows, stigma_validity
 
 #: How many times a reviewed sentence counts beside one of the labelled data (chosen on the shipped labelled data,
 #: one corpus at a time playing the user's: docs/stigma_score.md, "Refitting on your reviews").
@@ -108,19 +108,12 @@ def fit_heads(recipe: Recipe, encode: Encode, lang: str, labelled: StigmaData, r
 def paired_auc_difference(truth: np.ndarray, new: np.ndarray, old: np.ndarray, groups: np.ndarray,
                           n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
     """AUC(new) - AUC(old) on the same sentences and its 95% percentile interval, whole documents (``groups``)
-    resampled together for both scores."""
+    resampled together for both scores (:func:`~corpus_audit.scm.stigma.resampled_rows`)."""
     from sklearn.metrics import roc_auc_score
 
     truth = np.asarray(truth, dtype=bool)
-    rng = np.random.default_rng(seed)
-    labels, members = np.unique(groups, return_inverse=True)
-    by_group = [np.flatnonzero(members == g) for g in range(len(labels))]
-    values = []
-    for _ in range(n_boot):
-        rows = np.concatenate([by_group[g] for g in rng.integers(0, len(by_group), len(by_group))])
-        if truth[rows].all() or not truth[rows].any():
-            continue
-        values.append(roc_auc_score(truth[rows], new[rows]) - roc_auc_score(truth[rows], old[rows]))
+    values = [roc_auc_score(truth[rows], new[rows]) - roc_auc_score(truth[rows], old[rows])
+              for rows in resampled_rows(truth, groups, n_boot, seed)]
     low, high = np.percentile(values, [2.5, 97.5])
     return float(roc_auc_score(truth, new) - roc_auc_score(truth, old)), float(low), float(high)
 

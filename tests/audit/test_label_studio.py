@@ -380,6 +380,11 @@ def test_a_labelled_csv_reads_as_tasks(tmp_path):
                   "doc_id": ["d1", "d2", "d1", "d3"]}).to_csv(path, index=False)
     review = read_review(path)
     assert review.format == "csv" and [len(task.answers) for task in review.tasks] == [2, 1, 0]
+    review.tasks[1].answers[0]["category"] = ["opinion"]
+    table, skipped = reviewed_sentences([review])
+    assert table.empty and dict(skipped) == {"reviewers split evenly": 1, "no reviewer's answer (or no sentence)": 1,
+                                             "a category the guideline does not have ('opinion')": 1}
+    review = read_review(path)
     assert review.tasks[0].answers[0]["dimension"] == ["Other"] and review.tasks[0].decision() == "tie"
     assert review.tasks[1].data["terms"] == "asthma"
     bad = tmp_path / "bad.csv"

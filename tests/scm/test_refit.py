@@ -20,7 +20,7 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.recipes import get_recipe
-from corpus_audit.scm.refit import REFIT_KEY, joined, paired_auc_difference, recipe_of
+from corpus_audit.scm.refit import DEFAULT_WEIGHT, REFIT_KEY, joined, paired_auc_difference, recipe_of
 from corpus_audit.scm.stigma import load_stigma_data
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -112,4 +112,27 @@ def test_refit_end_to_end_writes_new_axes_and_changes_nothing_of_the_package(tmp
     assert np.allclose(scored["new"]["warmth"], scored["shipped"]["warmth"])
     assert not np.allclose(scored["new"]["stigma"], scored["shipped"]["stigma"])
     refused = CliRunner().invoke(main, ["axes", "refit", str(REVIEWED), "-o", str(SHIPPED_AXES_DIR / "x.npz")])
-    assert refused.exit_code != 0 and "not over the axes it starts from or into the package" in refused.output
+    assert refused.exit_code != 0 and "not into the package" in refused.output
+    over = CliRunner().invoke(main, ["axes", "refit", str(REVIEWED), "--axes", str(output), "-o", str(output)])
+    assert over.exit_code != 0 and "not over the axes it starts from" in over.output
+
+
+def test_the_commands_default_weight_is_the_modules():
+    from corpus_audit.cli import main
+
+    option = next(param for param in main.commands["axes"].commands["refit"].params if param.name == "weight")
+    assert option.default == DEFAULT_WEIGHT
+
+
+def test_the_report_says_the_stigma_score_was_refitted_and_how_it_did():
+    from corpus_audit.audit.report import _stigma_refit
+
+    difference = {"value": 0.031, "low": 0.004, "high": 0.06}
+    refit = {"base_axes": "en-default-minilm.npz", "n_labelled": 7332, "n_reviewed": 100, "weight": 5,
+             "reviewed": [{"file": "export.json", "sha256": "x"}],
+             "cross_validation": {"n": 100, "folds": 5, "n_documents": 97, "n_stigmatising": 54,
+                                  "refitted": {"auc": 0.91}, "original": {"auc": 0.88}, "auc_difference": difference},
+             "labelled_heldout": {"refitted": {"auc": 0.915, "n": 394}, "original": {"auc": 0.916, "n": 394}}}
+    html = _stigma_refit(refit)
+    assert "was refitted" in html and "export.json" in html and "counting 5 times" in html
+    assert "+0.031 (+0.004 to +0.060)" in html and "0.910; 0.880" in html and "394 held-out" in html
