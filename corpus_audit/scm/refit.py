@@ -33,8 +33,9 @@ from corpus_audit.scm.axes import SCMAxes, calibrated, stigma_probability
 from corpus_audit.scm.recipes import Recipe, StigmaSettings, fit_stigma
 from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, resampled_rows, stigma_validity
 
-#: How many times a reviewed sentence counts beside one of the labelled data (chosen on the shipped labelled data,
-#: one corpus at a time playing the user's: docs/stigma_score.md, "Refitting on your reviews").
+#: How many times a reviewed sentence counts beside one of the labelled data: a hundred reviewed sentences then
+#: weigh about a tenth of the training data. Fixed before any refit was run, not tuned (docs/stigma_score.md,
+#: "Refitting on your reviews", measures 5 and 20 on the mixed demo).
 DEFAULT_WEIGHT = 5
 DEFAULT_FOLDS = 5
 #: Fewest reviewed sentences of each class for a cross-validated AUC.
