@@ -49,8 +49,10 @@ class StigmaAnnotator(PipelineStep):
     ``lang``, ``model`` and the other keyword arguments are :class:`~corpus_audit.api.Instrument`'s; the
     instrument is built in the worker, once per task (the step itself stays small to pickle for Slurm or Ray).
     ``language_key``: a metadata field holding the document's language (e.g. datatrove's ``LanguageFilter``
-    writes ``language``); a document whose field names another language, or whose text clearly reads as
-    another language corpus-audit knows, is passed through unscored.
+    writes ``language``); a document whose field names another language, or whose text reads as another
+    language corpus-audit knows, is passed through unscored. The text is read only when it has enough words for a
+    guess (:func:`~corpus_audit.languages.guess_language`: at least ``MIN_WORDS``, 200); a shorter document is
+    scored in ``lang`` unless its ``language_key`` says otherwise (docs/api.md, "The language rule").
     """
 
     name = "🩺 corpus-audit stigma annotator"
