@@ -374,8 +374,12 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
-        accuracy += (_judgement_validity(validity) + _stigma_validity(validity.get("stigma"))
-                     + _suite_validity(validity.get("suite")))
+        from corpus_audit.scm.refit import REFIT_KEY
+
+        refit = (metadata or {}).get(REFIT_KEY)
+        accuracy += _judgement_validity(validity) + (_stigma_refit(refit) if refit
+                                                     else _stigma_validity(validity.get("stigma"))
+                                                     + _suite_validity(validity.get("suite")))
     else:
         accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
                     f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
@@ -401,6 +405,28 @@ def _method(summary: AuditSummary) -> str:
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _stigma_refit(refit: dict[str, Any]) -> str:
+    """What `corpus-audit axes refit` measured for axes whose stigma head it refitted on a user's reviews."""
+    rows = []
+    cv = refit.get("cross_validation")
+    if cv:
+        low, high = cv["auc_difference"]["low"], cv["auc_difference"]["high"]
+        rows += [(f"ROC AUC on the {cv['n']} reviewed sentences held out ({cv['folds']}-fold cross-validation over "
+                  f"{cv['n_documents']} documents; {cv['n_stigmatising']} stigmatising): refitted; original",
+                  f"{num(cv['refitted']['auc'])}; {num(cv['original']['auc'])}"),
+                 ("difference, refitted − original (95% CI, documents resampled)",
+                  f"{cv['auc_difference']['value']:+.3f} ({low:+.3f} to {high:+.3f})")]
+    heldout = refit.get("labelled_heldout")
+    if heldout:
+        rows.append((f"ROC AUC on the {heldout['original']['n']} held-out sentences of the labelled data: refitted; "
+                     "original", f"{num(heldout['refitted']['auc'])}; {num(heldout['original']['auc'])}"))
+    return (f"<p><b>The stigma score of these axes was refitted</b> (<code>corpus-audit axes refit</code>) from "
+            f"{esc(refit.get('base_axes', '?'))} on {refit.get('n_labelled', '?')} labelled sentences and "
+            f"{refit.get('n_reviewed', '?')} reviewed ones "
+            f"({esc(', '.join(source['file'] for source in refit.get('reviewed') or []) or 'their files')}), each "
+            f"counting {refit.get('weight', '?')} times:</p>" + table(("measure", "value"), rows))
 
 
 def _stigma_validity(measured: dict[str, Any] | None) -> str:

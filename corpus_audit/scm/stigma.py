@@ -18,6 +18,7 @@ averages with the first's. The written sentences weigh ``written_weight`` each (
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,22 +204,26 @@ def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: flo
                                                 C=C, sample_weight=weights[weights > 0])
 
 
-def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
-                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
-    """ROC AUC and its 95% percentile bootstrap interval; with ``groups`` (source documents) whole groups are
-    resampled, since sentences of one document are not independent."""
-    from sklearn.metrics import roc_auc_score
-
-    truth, score = np.asarray(truth, dtype=bool), np.asarray(score, dtype=float)
+def resampled_rows(truth: np.ndarray, groups: np.ndarray | None = None, n_boot: int = 2000,
+                   seed: int = 0) -> Iterator[np.ndarray]:
+    """The rows of ``n_boot`` bootstrap resamples that hold both classes of ``truth``; with ``groups`` (source
+    documents) whole groups are resampled, since sentences of one document are not independent."""
     rng = np.random.default_rng(seed)
     labels, members = np.unique(groups if groups is not None else np.arange(len(truth)), return_inverse=True)
     by_group = [np.flatnonzero(members == g) for g in range(len(labels))]
-    values = []
     for _ in range(n_boot):
         rows = np.concatenate([by_group[g] for g in rng.integers(0, len(by_group), len(by_group))])
-        if truth[rows].all() or not truth[rows].any():
-            continue
-        values.append(roc_auc_score(truth[rows], score[rows]))
+        if truth[rows].any() and not truth[rows].all():
+            yield rows
+
+
+def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
+                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
+    """ROC AUC and its 95% percentile bootstrap interval (:func:`resampled_rows`)."""
+    from sklearn.metrics import roc_auc_score
+
+    truth, score = np.asarray(truth, dtype=bool), np.asarray(score, dtype=float)
+    values = [roc_auc_score(truth[rows], score[rows]) for rows in resampled_rows(truth, groups, n_boot, seed)]
     low, high = np.percentile(values, [2.5, 97.5])
     return float(roc_auc_score(truth, score)), float(low), float(high)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corpus_audit.stigma.aq27 import DIMENSIONS
+from corpus_audit.stigma.aq27 import DIMENSIONS, dimension_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,11 +41,11 @@ STIGMA_SIGN = {dimension: -1.0 if dimension == "Help" else 1.0 for dimension in 
 
 
 def dimension_named(name: str) -> str:
-    """The AQ-27 dimension called ``name`` in any letter case (as data files write it)."""
-    for dimension in DIMENSIONS:
-        if dimension.lower() == name.strip().lower():
-            return dimension
-    raise ValueError(f"unknown AQ-27 dimension {name!r}; choose one of {', '.join(DIMENSIONS)}")
+    """The AQ-27 dimension called ``name`` in any letter case, or by an older name (as data files write it)."""
+    dimension = dimension_label(name)
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"unknown AQ-27 dimension {name!r}; choose one of {', '.join(DIMENSIONS)}")
+    return dimension
 
 
 def label_sentences(probabilities: np.ndarray, dimension_scores: np.ndarray,
