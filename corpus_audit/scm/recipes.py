@@ -77,10 +77,12 @@ RECIPES = {
     "reference": Recipe("reference", templates="reference", head="polar", n_components=10, pairs_per_template=400),
     # Varied affirmative/negated/two-adjective templates with the extended training lexicon, the mean of an MLP and
     # a logistic head (measured best on MiniLM, docs/axes.md), neutral text as a third class of each axis so that
-    # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
+    # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads. English: the stigma head
+    # reads the stance branch and is the gate as well (chosen on dev, docs/stigma_score.md).
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
-                      stigma_heads=(StigmaSettings("en", 0.5, 3.0, 4.0, forms=True, target="category"),
+                      stigma_heads=(StigmaSettings("en", 0.5, 0.3, 4.0, forms=True, target="category",
+                                                   gate_reads_stigma=True),
                                     StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="category"))),
 }
 DEFAULT_RECIPE = "default"
