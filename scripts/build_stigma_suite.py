@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from corpus_audit.audit.label_studio import GUIDELINE_DIMENSIONS
+from corpus_audit.audit.label_studio import LABELLED_DIMENSION
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.common.csv_rows import read_csv_rows
 from corpus_audit.corpus.matcher import FORMS, IllnessMatcher, default_lexicon_path, fold, load_lexicon
@@ -262,9 +262,9 @@ def _label_problems(template: Template, function: Function) -> list[str]:
         found.append(f"stigmatising {template.stigmatising!r}, but function {function.name} is "
                      f"{function.stigmatising!r}")
     dimensions = template.dimension.split(";") if template.dimension else []
-    if set(dimensions) - set(GUIDELINE_DIMENSIONS) or len(set(dimensions)) != len(dimensions):
+    if set(dimensions) - set(LABELLED_DIMENSION.values()) or len(set(dimensions)) != len(dimensions):
         found.append(f"dimension {template.dimension!r}: distinct ';'-joined values of "
-                     f"{', '.join(GUIDELINE_DIMENSIONS)}")
+                     f"{', '.join(LABELLED_DIMENSION.values())}")
     if "other" in dimensions and not template.note:
         found.append("dimension 'other' needs a note saying what it is (slur as insult, mockery, ...)")
     if template.stigmatising == "yes":

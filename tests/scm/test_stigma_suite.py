@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from corpus_audit.audit.label_studio import GUIDELINE_DIMENSIONS
+from corpus_audit.audit.label_studio import LABELLED_DIMENSION
 from corpus_audit.corpus.matcher import FORMS, IllnessMatcher, fold
 from corpus_audit.stigma.judgement import CATEGORIES
 from corpus_audit.stigma.quadrants import GROUPS
@@ -101,7 +101,7 @@ def test_labels_are_valid_and_agree_with_the_function(functions, lang):
         function = functions[case["function"]]
         dimensions = case["dimension"].split(";") if case["dimension"] else []
         assert case["kind"] == function.kind and case["stigmatising"] == function.stigmatising, case["uid"]
-        assert case["category"] in CATEGORIES and set(dimensions) <= set(GUIDELINE_DIMENSIONS), case["uid"]
+        assert case["category"] in CATEGORIES and set(dimensions) <= set(LABELLED_DIMENSION.values()), case["uid"]
         assert case["illness_type"] in GROUPS and case["form"] in FORMS, case["uid"]
         if case["stigmatising"] == "yes":
             assert dimensions and case["stigma_strength"] in {"1", "2", "3"}, case["uid"]
