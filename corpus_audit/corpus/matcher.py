@@ -14,8 +14,10 @@ from __future__ import annotations
 import csv
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 
 import ahocorasick
@@ -303,6 +305,56 @@ class IllnessMatcher:
             else:
                 return any(_bounded(lowered, start, end) for _, start, end in found)
         return self._has_candidate_reference(lowered)
+
+    def candidate_spans(self, lines: list[str]) -> list[list[tuple[int, int]] | None]:
+        """For each of ``lines``: None where :meth:`has_candidate` rejects it, else (start, end) spans of the line
+        such that :meth:`find` finds nothing in a part of it that holds none of them: every occurrence of a
+        pre-filter spelling in the folded line, on word boundaries or not.
+
+        One search over the lines joined (two where they are not ASCII) instead of one per line; without the Rust
+        automaton, or where lower case changes the length ("İ"), each line is searched on its own."""
+        joined = "\n".join(lines)
+        lowered = joined.lower()
+        if self._fast_prefilter is not None and len(lowered) == len(joined):
+            try:
+                return self._joined_candidate_spans(lines, lowered)
+            except UnicodeEncodeError:  # lone surrogates, which the Rust automaton cannot take
+                pass
+        return [self._spans(fold(line)) if self.has_candidate(line) else None for line in lines]
+
+    def _joined_candidate_spans(self, lines: list[str], lowered: str) -> list[list[tuple[int, int]] | None]:
+        """:meth:`candidate_spans` from ``lowered``, the lines joined by "\\n" and lower-cased (same length)."""
+        starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+
+        def line_of(offset: int) -> int:
+            return bisect_right(starts, offset) - 1
+
+        search = self._fast_prefilter.find_matches_as_indexes  # type: ignore[union-attr]
+        found = search(lowered, overlapping=True)
+        candidate = [False] * len(lines)
+        for _, start, end in found:
+            if _bounded(lowered, start, end):  # the "\\n" between lines is no word character, like a line's ends
+                candidate[line_of(start)] = True
+        if not lowered.isascii():  # fold() of the lines: it keeps lengths and works character by character
+            folded = lowered.translate(_FOLD_TABLE)
+            found = search(folded, overlapping=True)
+            for _, start, end in found:
+                number = line_of(start)
+                # has_candidate's second look, at a line holding a character that folds beyond lower case
+                if not candidate[number] and _bounded(folded, start, end) and not lines[number].isascii() \
+                        and _FOLDED_BEYOND_LOWER.search(lines[number]) is not None:
+                    candidate[number] = True
+        spans: list[list[tuple[int, int]] | None] = [[] if flag else None for flag in candidate]
+        for _, start, end in found:
+            line_spans = spans[line_of(start)]
+            if line_spans is not None:
+                offset = starts[line_of(start)]
+                line_spans.append((start - offset, end - offset))
+        return spans
+
+    def _spans(self, folded: str) -> list[tuple[int, int]]:
+        """(start, end) of every occurrence of a pre-filter spelling in ``folded``."""
+        return [(end - length + 1, end + 1) for end, length in self._prefilter.iter(folded)]
 
     def _has_candidate_reference(self, lowered: str) -> bool:
         """:meth:`has_candidate` of lower-cased text with pyahocorasick (the tests compare the two)."""

@@ -54,11 +54,11 @@ _SHORT_ESCAPES = {"/": rb"\\/", '"': rb'\\"', "\\": rb"\\\\"}
 def _spellings() -> dict[str, tuple[str, ...]]:
     """Every character of the Basic Multilingual Plane by what :func:`fold` makes of it (no character of a higher
     plane folds into the BMP: checked by the tests)."""
+    chars = "".join(chr(code) for code in range(0x10000) if not 0xD800 <= code < 0xE000)
     table: dict[str, list[str]] = {}
-    for code in range(0x10000):
-        if not 0xD800 <= code < 0xE000:
-            char = chr(code)
-            table.setdefault(fold(char), []).append(char)
+    # fold() of all of them at once is fold() of each ("İ" among them, so it lowers them one by one)
+    for char, folded in zip(chars, fold(chars)):
+        table.setdefault(folded, []).append(char)
     return {folded: tuple(chars) for folded, chars in table.items()}
 
 

@@ -5,19 +5,26 @@ Line breaks are treated as hard boundaries (titles, list items and clinical note
 sentence across lines), and long lines are cut into chunks of at most ``chunk_chars`` characters at a
 sentence end or a space, so that a document of any length is processed in bounded memory.
 
-spaCy is imported on first use, not with this module: its import costs 2 s, most of it torch (pulled in by
-thinc), and a filter run whose documents never need splitting should not pay it.
+The blank pipeline's sentences are found without running spaCy: its tokenizer runs from exported rules
+(:mod:`corpus_audit.corpus.spacy_tokenizer`, so that spaCy is not even imported while the rules match the
+installed version) on the few words that decide boundaries, and the sentencizer's rule is applied to their
+tokens (:meth:`Segmenter._sentence_starts`); the lines a caller does not want cut are only counted, a whole
+document at a time (:meth:`Segmenter.document_sentences`). The tests check the sentences equal spaCy's.
+spaCy itself is imported on first use only, not with this module: its import costs 2 s, most of it torch
+(pulled in by thinc).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.documents import scrub_surrogates
+from corpus_audit.corpus.spacy_tokenizer import blank_tokenizer
 from corpus_audit.languages import LANGUAGES
 
 DEFAULT_CHUNK_CHARS = 20_000
@@ -77,19 +84,21 @@ class Segmenter:
     """Sentence splitter for one language.
 
     A named model is loaded at once (so a missing one is reported before any work); the default blank
-    pipeline is built on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
-    unused one (or one only handed to worker processes) never imports spaCy.
+    pipeline's rules are read on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
+    unused one (or one only handed to worker processes) never reads them; spaCy is imported only where its
+    rules are not shipped for the installed version (:func:`~corpus_audit.corpus.spacy_tokenizer.blank_tokenizer`).
     """
 
     def __init__(self, lang: str, model: str | None = None, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.lang = lang
         self.model = model
         self.chunk_chars = chunk_chars
-        # Set by _load for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
+        # Set by _prepare for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
         self._one_sentence: re.Pattern[str] | None = None  # one of the sentencizer's punct_chars (a mark)
         self._ascii_marks: tuple[str, ...] = ()  # the ASCII ones among the sentencizer's punct_chars
         self._multiword_specials: tuple[str, ...] = ()  # tokenizer special cases that span whitespace
-        self._punct_orths: set[int] | None = None  # ORTH ids of the punct_chars
+        self._punct_chars: frozenset[str] = frozenset()  # the sentencizer's punct_chars
+        self._tokens: Callable[[str], list[tuple[int, str]]] | None = None  # (offset, text) of each token
         self._word_cache: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
         self._nlp: Any = self._load() if model else None
 
@@ -113,28 +122,52 @@ class Segmenter:
                 nlp.add_pipe("sentencizer")
         else:
             try:
-                language = LANGUAGES.get(self.lang)
-                nlp = spacy.blank(language.spacy_code if language else self.lang)
+                nlp = spacy.blank(self._spacy_code)
             except ImportError as exc:
                 raise SegmenterError(f"spaCy has no language {self.lang!r}") from exc
-            sentencizer = nlp.add_pipe("sentencizer")
+            nlp.add_pipe("sentencizer")
+        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
+        return nlp
+
+    @property
+    def needs_spacy_blank(self) -> bool:
+        """Whether this segmenter runs spaCy's blank pipeline itself (no shipped rules for the installed spaCy)."""
+        return not self.model and blank_tokenizer(self._spacy_code) is None
+
+    @property
+    def _spacy_code(self) -> str:
+        language = LANGUAGES.get(self.lang)
+        return language.spacy_code if language else self.lang
+
+    def _prepare(self) -> bool:
+        """Set up the blank pipeline's rules on first use; False for a named model, whose own pipeline splits."""
+        if self.model:
+            return False
+        if self._tokens is None:
+            tokenizer = blank_tokenizer(self._spacy_code)
+            if tokenizer is not None:
+                punct_chars, special_cases, self._tokens = tokenizer.punct_chars, tokenizer.specials, tokenizer.tokens
+            else:  # no rules for this spaCy: its own tokenizer
+                punct_chars = frozenset(self.nlp.get_pipe("sentencizer").punct_chars)
+                special_cases, self._tokens = self.nlp.tokenizer.rules, self._spacy_tokens
             # The sentencizer only ends a sentence after a token that is one of its punct_chars; a line whose
             # only such characters are in a final run of ".!?" (all punctuation, so no token after them can
             # start a sentence) is one sentence, the line itself. About 30% of lines, skipped by spaCy.
-            mark_class = "[" + re.escape("".join(sorted(sentencizer.punct_chars))) + "]"
-            self._one_sentence = re.compile(mark_class)
-            self._ascii_marks = tuple(sorted(char for char in sentencizer.punct_chars if char.isascii()))
-            self._multiword_specials = tuple(key for key in nlp.tokenizer.rules
+            self._one_sentence = re.compile("[" + re.escape("".join(sorted(punct_chars))) + "]")
+            self._ascii_marks = tuple(sorted(char for char in punct_chars if char.isascii()))
+            self._multiword_specials = tuple(key for key in special_cases
                                              if not key.isspace() and any(char.isspace() for char in key))
-            self._punct_orths = {nlp.vocab.strings.add(char) for char in sentencizer.punct_chars}
-        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
-        return nlp
+            self._punct_chars = punct_chars
+        return True
+
+    def _spacy_tokens(self, text: str) -> list[tuple[int, str]]:
+        return [(token.idx, token.text) for token in self.nlp.tokenizer(text)]
 
     def __getstate__(self) -> dict[str, Any]:
         # Sent to worker processes as settings: each builds its own pipeline.
         return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
-                "_one_sentence": None, "_ascii_marks": (), "_multiword_specials": (),
-                "_punct_orths": None, "_word_cache": {}}
+                "_one_sentence": None, "_ascii_marks": (), "_multiword_specials": (), "_punct_chars": frozenset(),
+                "_tokens": None, "_word_cache": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -142,29 +175,57 @@ class Segmenter:
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
         cannot encode them; the readers already replace them, other callers may not)."""
-        for _, _, sentences in self.line_sentences(text):
+        for _, sentences in self.line_sentences(text):
             yield from sentences
 
-    def line_sentences(self, text: str, wanted: Callable[[str], bool] = lambda line: True
-                       ) -> Iterator[tuple[str, int, list[str]]]:
-        """(line, its number of sentences, its sentences) for each line (chunk) of ``text``, in order: the
-        sentences of :meth:`sentences`, line by line. A line that ``wanted`` refuses is only counted (its
-        sentences are an empty list) where the blank pipeline can count without cutting it."""
-        nlp = self.nlp
+    def line_sentences(self, text: str) -> Iterator[tuple[str, list[str]]]:
+        """(line, its sentences) for each line (chunk) of ``text``, in order: the sentences of :meth:`sentences`,
+        line by line."""
         lines = chunks(scrub_surrogates(text), self.chunk_chars)
-        if self._one_sentence is None:  # a spaCy model: its own pipeline sets the boundaries
+        if not self._prepare():  # a spaCy model: its own pipeline sets the boundaries
             lines = list(lines)
-            for line, doc in zip(lines, nlp.pipe(lines, batch_size=64)):
-                pieces = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
-                yield line, len(pieces), pieces
+            for line, doc in zip(lines, self.nlp.pipe(lines, batch_size=64)):
+                yield line, [sentence for sent in doc.sents if (sentence := sent.text.strip())]
             return
         for line in lines:
-            if not wanted(line):
-                # pieces start at tokens, so none is blank: one sentence per start
-                yield line, 1 if self._is_one_sentence(line) else len(self._sentence_starts(line)), []
+            yield line, self._line_sentences(line)
+
+    def _line_sentences(self, line: str) -> list[str]:
+        """The sentences of one line of the blank pipeline, stripped, none empty."""
+        return [sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip())]
+
+    def document_sentences(self, text: str, spans_of: Callable[[list[str]], list[list[tuple[int, int]] | None]]
+                           ) -> tuple[int, list[tuple[int, str]]]:
+        """(number of sentences of ``text``, (index, sentence) of each sentence that holds one of the spans that
+        ``spans_of`` gives for its line): the sentences of :meth:`sentences`, numbered in that order.
+
+        ``spans_of`` takes the document's lines (chunks) and gives, for each, None (the line is only counted, never
+        cut) or (start, end) spans of the line; a sentence is returned when it holds a whole span (with a spaCy
+        model, every sentence of a line with spans)."""
+        if not self._prepare():  # a spaCy model: no offsets to compare with the spans
+            index, kept = 0, []
+            lines = list(self.line_sentences(text))
+            for (_, sentences), spans in zip(lines, spans_of([line for line, _ in lines])):
+                if spans is not None:
+                    kept.extend(enumerate(sentences, start=index))
+                index += len(sentences)
+            return index, kept
+        text = scrub_surrogates(text)
+        if len(text) > self.chunk_chars:
+            lines = list(chunks(text, self.chunk_chars))
+        else:  # no line to cut: the lines of chunks() (\s is str.isspace, what strip() removes)
+            lines = list(filter(None, map(str.strip, text.split("\n"))))
+        index, kept = 0, []
+        for line, spans in zip(lines, spans_of(lines)):
+            if spans is None:  # counted: pieces start at tokens, so none is blank, one sentence per start
+                index += 1 if self._is_one_sentence(line) else len(self._sentence_starts(line))
                 continue
-            pieces = [sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip())]
-            yield line, len(pieces), pieces
+            starts = [0] if self._is_one_sentence(line) else self._sentence_starts(line)
+            for begin, end in zip(starts, starts[1:] + [len(line)]):
+                if any(begin <= start and stop <= end for start, stop in spans):
+                    kept.append((index, line[begin:end].strip()))
+                index += 1
+        return index, kept
 
     def _is_one_sentence(self, line: str) -> bool:
         """Whether the sentencizer leaves ``line`` whole: none of its punct_chars before a final run of ".!?"."""
@@ -249,24 +310,31 @@ class Segmenter:
         """(offset, is one of punct_chars, is punctuation) of each token the tokenizer makes of ``word``."""
         tokens = self._word_cache.get(word)
         if tokens is None:
-            tokens = tuple(self._token_flags(self.nlp.tokenizer(word)))
+            tokens = self._token_flags(word)
             if len(self._word_cache) < WORD_CACHE_SIZE:
                 self._word_cache[word] = tokens
         return tokens
 
-    def _token_flags(self, doc: Any) -> Iterator[tuple[int, bool, bool]]:
-        """(offset, is one of punct_chars, is punctuation) of each token of ``doc``, without Token objects."""
-        from spacy.attrs import IDX, IS_PUNCT, ORTH
-
-        for orth, is_punct, idx in doc.to_array([ORTH, IS_PUNCT, IDX]).tolist():
-            yield idx, orth in self._punct_orths, bool(is_punct)  # type: ignore[operator]
+    def _token_flags(self, text: str) -> tuple[tuple[int, bool, bool], ...]:
+        """(offset, is one of punct_chars, is punctuation) of each token of ``text``."""
+        return tuple((offset, token in self._punct_chars, _is_punct(token))
+                     for offset, token in self._tokens(text))  # type: ignore[misc]
 
     def _sentence_starts_of_doc(self, line: str) -> list[int]:
         """:meth:`_sentence_starts` from the tokens of the whole line."""
         starts = [0]
-        _apply_rule(self._token_flags(self.nlp.tokenizer(line)), 0, starts, False)
+        _apply_rule(self._token_flags(line), 0, starts, False)
         return starts
 
+
+def _is_punct(text: str) -> bool:
+    """spaCy's ``is_punct`` lexical attribute: every character is Unicode punctuation (a category P*)."""
+    if text.isascii():
+        return not text.strip(_ASCII_PUNCTUATION)
+    return all(unicodedata.category(char).startswith("P") for char in text)
+
+
+_ASCII_PUNCTUATION = "".join(chr(code) for code in range(128) if unicodedata.category(chr(code)).startswith("P"))
 
 _WHITESPACE_TOKEN = ((0, False, False),)
 
