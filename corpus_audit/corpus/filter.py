@@ -38,19 +38,22 @@ def iter_kept_sentences(
     """Lazily yield the sentences that mention an illness, counting everything in ``summary``.
 
     Documents without any lexicon term on word boundaries are dropped before segmentation (the cheap
-    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast.
+    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast; in the others, only the
+    sentences that hold a term's spelling are cut out and matched, the others are only counted.
     """
     keep_fields = tuple(keep_fields)
     for doc in documents:
         summary.documents_processed += 1
-        if not matcher.has_candidate(doc.text):
+        lines, whole = segmenter.lines(doc.text)
+        # A line without a term on word boundaries holds no sentence that matches (a sentence is cut at a token
+        # after punctuation, so its edges are word boundaries of the line too): its sentences are only counted.
+        has_candidate, spans = matcher.candidate_spans(lines)
+        if not (has_candidate if whole else matcher.has_candidate(doc.text)):
             continue
         summary.documents_with_candidates += 1
         fields = {name: _field_value(doc, name) for name in keep_fields}
         matched = False
-        # A line without a term on word boundaries holds no sentence that matches (a sentence is cut at a token
-        # after punctuation, so its edges are word boundaries of the line too): its sentences are only counted.
-        count, sentences = segmenter.document_sentences(doc.text, matcher.candidate_spans)
+        count, sentences = segmenter.document_sentences(lines, spans)
         summary.sentences_segmented += count
         for index, sentence in sentences:
             matches = matcher.find(sentence)

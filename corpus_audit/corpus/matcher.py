@@ -17,7 +17,7 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress
 from pathlib import Path
 
 import ahocorasick
@@ -306,54 +306,61 @@ class IllnessMatcher:
                 return any(_bounded(lowered, start, end) for _, start, end in found)
         return self._has_candidate_reference(lowered)
 
-    def candidate_spans(self, lines: list[str]) -> list[list[tuple[int, int]] | None]:
-        """For each of ``lines``: None where :meth:`has_candidate` rejects it, else (start, end) spans of the line
-        such that :meth:`find` finds nothing in a part of it that holds none of them: every occurrence of a
-        pre-filter spelling in the folded line, on word boundaries or not.
+    def candidate_spans(self, lines: list[str]) -> tuple[bool, list[list[tuple[int, int]] | None]]:
+        """(:meth:`has_candidate` of ``lines`` joined by "\\n", and for each line: None where :meth:`has_candidate`
+        rejects the line, else (start, end) spans of the line such that :meth:`find` finds nothing in a part of it
+        that holds none of them whole: every occurrence of a pre-filter spelling in the folded line).
 
-        One search over the lines joined (two where they are not ASCII) instead of one per line; without the Rust
-        automaton, or where lower case changes the length ("İ"), each line is searched on its own."""
+        The lines joined are searched at once (folded too, where some line holds a character that folds beyond
+        lower case) instead of one line at a time: the "\\n" between them is no word character, like their
+        ends, and lower case and folding keep lengths, except for "İ", which takes the line-by-line path, as does
+        a text that the Rust automaton cannot take (lone surrogates) or its absence."""
         joined = "\n".join(lines)
         lowered = joined.lower()
         if self._fast_prefilter is not None and len(lowered) == len(joined):
             try:
                 return self._joined_candidate_spans(lines, lowered)
-            except UnicodeEncodeError:  # lone surrogates, which the Rust automaton cannot take
+            except UnicodeEncodeError:
                 pass
-        return [self._spans(fold(line)) if self.has_candidate(line) else None for line in lines]
+        spans = [self._spans(fold(line)) if self.has_candidate(line) else None for line in lines]
+        return self.has_candidate(joined), spans
 
-    def _joined_candidate_spans(self, lines: list[str], lowered: str) -> list[list[tuple[int, int]] | None]:
-        """:meth:`candidate_spans` from ``lowered``, the lines joined by "\\n" and lower-cased (same length)."""
-        starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
-
-        def line_of(offset: int) -> int:
-            return bisect_right(starts, offset) - 1
-
+    def _joined_candidate_spans(self, lines: list[str], lowered: str
+                                ) -> tuple[bool, list[list[tuple[int, int]] | None]]:
+        """:meth:`candidate_spans` from ``lowered``, the lines joined and lower-cased."""
         search = self._fast_prefilter.find_matches_as_indexes  # type: ignore[union-attr]
         found = search(lowered, overlapping=True)
-        candidate = [False] * len(lines)
+        if not found and lowered.isascii():
+            return False, [None] * len(lines)
+        starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+        spans: list[list[tuple[int, int]] | None] = [None] * len(lines)
         for _, start, end in found:
-            if _bounded(lowered, start, end):  # the "\\n" between lines is no word character, like a line's ends
-                candidate[line_of(start)] = True
-        if not lowered.isascii():  # fold() of the lines: it keeps lengths and works character by character
-            folded = lowered.translate(_FOLD_TABLE)
-            found = search(folded, overlapping=True)
+            if _bounded(lowered, start, end):
+                spans[bisect_right(starts, start) - 1] = []
+        if lowered.isascii():  # fold() is lower()
             for _, start, end in found:
-                number = line_of(start)
-                # has_candidate's second look, at a line holding a character that folds beyond lower case
-                if not candidate[number] and _bounded(folded, start, end) and not lines[number].isascii() \
-                        and _FOLDED_BEYOND_LOWER.search(lines[number]) is not None:
-                    candidate[number] = True
-        spans: list[list[tuple[int, int]] | None] = [[] if flag else None for flag in candidate]
-        for _, start, end in found:
-            line_spans = spans[line_of(start)]
-            if line_spans is not None:
-                offset = starts[line_of(start)]
-                line_spans.append((start - offset, end - offset))
-        return spans
+                line_spans = spans[number := bisect_right(starts, start) - 1]
+                if line_spans is not None:
+                    line_spans.append((start - starts[number], end - starts[number]))
+            return any(line_spans is not None for line_spans in spans), spans
+        # has_candidate's second look, at the folded lines that hold a character folded beyond lower case
+        beyond = list(compress(range(len(lines)), map(_FOLDED_BEYOND_LOWER.search, lines)))
+        has_candidate = any(line_spans is not None for line_spans in spans)
+        if beyond and not has_candidate:  # the joined lines' second look
+            has_candidate = self._candidate_in(lowered.translate(_FOLD_TABLE))
+        for number in beyond:
+            if spans[number] is None and self._candidate_in(fold(lines[number])):
+                spans[number] = []
+        return has_candidate, [None if line_spans is None else self._fast_spans(fold(line))
+                               for line, line_spans in zip(lines, spans)]
+
+    def _fast_spans(self, folded: str) -> list[tuple[int, int]]:
+        """(start, end) of every occurrence of a pre-filter spelling in ``folded``, by the Rust automaton."""
+        return [(start, end) for _, start, end in
+                self._fast_prefilter.find_matches_as_indexes(folded, overlapping=True)]  # type: ignore[union-attr]
 
     def _spans(self, folded: str) -> list[tuple[int, int]]:
-        """(start, end) of every occurrence of a pre-filter spelling in ``folded``."""
+        """(start, end) of every occurrence of a pre-filter spelling in ``folded``, by pyahocorasick."""
         return [(end - length + 1, end + 1) for end, length in self._prefilter.iter(folded)]
 
     def _has_candidate_reference(self, lowered: str) -> bool:

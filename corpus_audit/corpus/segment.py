@@ -37,6 +37,8 @@ _SPACE = re.compile(r"\s")
 # ``\s`` is str.isspace, the test spaCy's tokenizer splits on.
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"\S+")
+# Whitespace other than ' ': a line without any has its words between runs of ' ' (see _sentence_starts).
+_OTHER_SPACE = re.compile(r"[^\S ]")
 
 
 class SegmenterError(UserError, RuntimeError):
@@ -94,8 +96,9 @@ class Segmenter:
         self.model = model
         self.chunk_chars = chunk_chars
         # Set by _prepare for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
-        self._one_sentence: re.Pattern[str] | None = None  # one of the sentencizer's punct_chars (a mark)
-        self._ascii_marks: tuple[str, ...] = ()  # the ASCII ones among the sentencizer's punct_chars
+        # A mark (one of the sentencizer's punct_chars) of the Basic Multilingual Plane, or any character beyond it:
+        # a character class of a few ranges, which the regular expression engine scans fast (see _find_mark).
+        self._mark_or_astral: re.Pattern[str] | None = None
         self._multiword_specials: tuple[str, ...] = ()  # tokenizer special cases that span whitespace
         self._punct_chars: frozenset[str] = frozenset()  # the sentencizer's punct_chars
         self._tokens: Callable[[str], list[tuple[int, str]]] | None = None  # (offset, text) of each token
@@ -153,8 +156,8 @@ class Segmenter:
             # The sentencizer only ends a sentence after a token that is one of its punct_chars; a line whose
             # only such characters are in a final run of ".!?" (all punctuation, so no token after them can
             # start a sentence) is one sentence, the line itself. About 30% of lines, skipped by spaCy.
-            self._one_sentence = re.compile("[" + re.escape("".join(sorted(punct_chars))) + "]")
-            self._ascii_marks = tuple(sorted(char for char in punct_chars if char.isascii()))
+            basic = "".join(sorted(char for char in punct_chars if char <= "\uffff"))
+            self._mark_or_astral = re.compile("[" + re.escape(basic) + "\U00010000-\U0010ffff]")
             self._multiword_specials = tuple(key for key in special_cases
                                              if not key.isspace() and any(char.isspace() for char in key))
             self._punct_chars = punct_chars
@@ -166,7 +169,7 @@ class Segmenter:
     def __getstate__(self) -> dict[str, Any]:
         # Sent to worker processes as settings: each builds its own pipeline.
         return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
-                "_one_sentence": None, "_ascii_marks": (), "_multiword_specials": (), "_punct_chars": frozenset(),
+                "_mark_or_astral": None, "_multiword_specials": (), "_punct_chars": frozenset(),
                 "_tokens": None, "_word_cache": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -175,64 +178,60 @@ class Segmenter:
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
         cannot encode them; the readers already replace them, other callers may not)."""
-        for _, sentences in self.line_sentences(text):
-            yield from sentences
-
-    def line_sentences(self, text: str) -> Iterator[tuple[str, list[str]]]:
-        """(line, its sentences) for each line (chunk) of ``text``, in order: the sentences of :meth:`sentences`,
-        line by line."""
-        lines = chunks(scrub_surrogates(text), self.chunk_chars)
+        lines, _ = self.lines(text)
         if not self._prepare():  # a spaCy model: its own pipeline sets the boundaries
-            lines = list(lines)
-            for line, doc in zip(lines, self.nlp.pipe(lines, batch_size=64)):
-                yield line, [sentence for sent in doc.sents if (sentence := sent.text.strip())]
+            for doc in self.nlp.pipe(lines, batch_size=64):
+                yield from (sentence for sent in doc.sents if (sentence := sent.text.strip()))
             return
         for line in lines:
-            yield line, self._line_sentences(line)
+            yield from (sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip()))
 
-    def _line_sentences(self, line: str) -> list[str]:
-        """The sentences of one line of the blank pipeline, stripped, none empty."""
-        return [sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip())]
+    def lines(self, text: str) -> tuple[list[str], bool]:
+        """The lines of ``text`` that are split into sentences on their own (stripped, none empty, long ones cut
+        into chunks: :func:`chunks`), and whether they are the text's lines as they are: no line was cut, so that
+        they hold the text's words with the same neighbours (whitespace stands for the line breaks)."""
+        text = scrub_surrogates(text)
+        if len(text) > self.chunk_chars:
+            return list(chunks(text, self.chunk_chars)), False
+        # no line to cut: the lines of chunks(), faster (\s is str.isspace, what strip() removes)
+        return list(filter(None, map(str.strip, text.split("\n")))), True
 
-    def document_sentences(self, text: str, spans_of: Callable[[list[str]], list[list[tuple[int, int]] | None]]
+    def document_sentences(self, lines: list[str], spans: list[list[tuple[int, int]] | None]
                            ) -> tuple[int, list[tuple[int, str]]]:
-        """(number of sentences of ``text``, (index, sentence) of each sentence that holds one of the spans that
-        ``spans_of`` gives for its line): the sentences of :meth:`sentences`, numbered in that order.
-
-        ``spans_of`` takes the document's lines (chunks) and gives, for each, None (the line is only counted, never
-        cut) or (start, end) spans of the line; a sentence is returned when it holds a whole span (with a spaCy
-        model, every sentence of a line with spans)."""
-        if not self._prepare():  # a spaCy model: no offsets to compare with the spans
-            index, kept = 0, []
-            lines = list(self.line_sentences(text))
-            for (_, sentences), spans in zip(lines, spans_of([line for line, _ in lines])):
-                if spans is not None:
+        """(number of sentences of ``lines``, a document's :meth:`lines`, and (index, sentence) of each sentence
+        that holds a whole one of the ``spans`` of its line): the sentences of :meth:`sentences`, numbered in that
+        order. A line whose spans are None is only counted, never cut (with a spaCy model, every sentence of a line
+        with spans is given: the model's sentences carry no offsets here)."""
+        index, kept = 0, []
+        if not self._prepare():
+            for doc, line_spans in zip(self.nlp.pipe(lines, batch_size=64), spans):
+                sentences = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
+                if line_spans is not None:
                     kept.extend(enumerate(sentences, start=index))
                 index += len(sentences)
             return index, kept
-        text = scrub_surrogates(text)
-        if len(text) > self.chunk_chars:
-            lines = list(chunks(text, self.chunk_chars))
-        else:  # no line to cut: the lines of chunks() (\s is str.isspace, what strip() removes)
-            lines = list(filter(None, map(str.strip, text.split("\n"))))
-        index, kept = 0, []
-        for line, spans in zip(lines, spans_of(lines)):
-            if spans is None:  # counted: pieces start at tokens, so none is blank, one sentence per start
+        for line, line_spans in zip(lines, spans):
+            if line_spans is None:  # counted: pieces start at tokens, so none is blank, one sentence per start
                 index += 1 if self._is_one_sentence(line) else len(self._sentence_starts(line))
                 continue
             starts = [0] if self._is_one_sentence(line) else self._sentence_starts(line)
             for begin, end in zip(starts, starts[1:] + [len(line)]):
-                if any(begin <= start and stop <= end for start, stop in spans):
+                if any(begin <= start and stop <= end for start, stop in line_spans):
                     kept.append((index, line[begin:end].strip()))
                 index += 1
         return index, kept
 
     def _is_one_sentence(self, line: str) -> bool:
         """Whether the sentencizer leaves ``line`` whole: none of its punct_chars before a final run of ".!?"."""
-        body = line.rstrip(".!?")
-        if body.isascii():  # the same answer as the regular expression, three ``in`` scans instead
-            return not any(mark in body for mark in self._ascii_marks)
-        return not self._one_sentence.search(body)  # type: ignore[union-attr]
+        return self._find_mark(line.rstrip(".!?"), 0) < 0
+
+    def _find_mark(self, line: str, position: int) -> int:
+        """The offset of the first of the sentencizer's punct_chars in ``line`` at or after ``position``, or -1."""
+        while (found := self._mark_or_astral.search(line, position)) is not None:  # type: ignore[union-attr]
+            if found.group() in self._punct_chars:
+                return found.start()
+            position = found.end()  # a character beyond the Basic Multilingual Plane that is no mark
+        return -1
 
     def _sentencizer_texts(self, line: str) -> list[str]:
         """The pieces spaCy's ``sentencizer`` cuts ``line`` into (not yet stripped).
@@ -261,16 +260,21 @@ class Segmenter:
         starts = [0]
         seen_mark = False
         position, end = 0, len(line)
-        next_mark = self._ascii_mark_finder(line) if line.isascii() else self._mark_finder(line)
+        spaced = _OTHER_SPACE.search(line) is None  # words are separated by one ' ' or more: str.find finds them
         while position < end:
             if not seen_mark:  # on to the next word that holds a mark
-                mark = next_mark(position)
+                mark = self._find_mark(line, position)
                 if mark < 0:
                     break
-                word_start = mark
-                while word_start > position and not line[word_start - 1].isspace():
-                    word_start -= 1
-                word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
+                if spaced:
+                    word_start = max(position, line.rfind(" ", position, mark) + 1)
+                    word_end = line.find(" ", mark)
+                    word_end = end if word_end < 0 else word_end
+                else:
+                    word_start = mark
+                    while word_start > position and not line[word_start - 1].isspace():
+                        word_start -= 1
+                    word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
             elif line[position].isspace():
                 run_end = _SPACES.match(line, position).end()  # type: ignore[union-attr]
                 token_start = position + 1 if line[position] == " " else position
@@ -283,28 +287,6 @@ class Segmenter:
             seen_mark = _apply_rule(self._word_tokens(line[word_start:word_end]), word_start, starts, seen_mark)
             position = word_end
         return starts
-
-    def _mark_finder(self, line: str) -> Callable[[int], int]:
-        """A function: position -> offset of the first mark at or after it in ``line``, or -1."""
-        def find(position: int) -> int:
-            found = self._one_sentence.search(line, position)  # type: ignore[union-attr]
-            return -1 if found is None else found.start()
-
-        return find
-
-    def _ascii_mark_finder(self, line: str) -> Callable[[int], int]:
-        """:meth:`_mark_finder` for an ASCII line: ``str.find`` per mark, each resumed only when passed
-        (several times faster than the regular expression's character class)."""
-        marks = self._ascii_marks
-        nexts = [line.find(mark) for mark in marks]
-
-        def find(position: int) -> int:
-            for index, found in enumerate(nexts):
-                if 0 <= found < position:
-                    nexts[index] = line.find(marks[index], position)
-            return min((found for found in nexts if found >= 0), default=-1)
-
-        return find
 
     def _word_tokens(self, word: str) -> tuple[tuple[int, bool, bool], ...]:
         """(offset, is one of punct_chars, is punctuation) of each token the tokenizer makes of ``word``."""
