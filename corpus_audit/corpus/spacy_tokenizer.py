@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 RULES_DIR = Path(__file__).resolve().with_name("spacy_rules")
+# spaCy's whitespace: str.isspace, which \s matches.
+_SPACES = re.compile(r"\s+")
 #: The version of this file's format, recorded in each rules file.
 RULES_FORMAT = 1
 
@@ -95,6 +97,7 @@ class BlankTokenizer:
                 if pieces:
                     self._split_specials.add(pieces)
         self._longest_split = max(map(len, self._split_specials), default=0)
+        self._first_split_tokens = {pieces[0] for pieces in self._split_specials}
 
     def _prefix_length(self, text: str) -> int:
         match = self._prefix(text)
@@ -110,18 +113,17 @@ class BlankTokenizer:
         return self._apply_special_cases(text, self._tokenize(text, True))
 
     def _tokenize(self, text: str, with_specials: bool) -> list[tuple[int, str]]:
-        """spaCy's ``_tokenize_affixes``: the spans between whitespace changes, each split by :meth:`_span`."""
+        """spaCy's ``_tokenize_affixes``: the spans between whitespace changes, each split by :meth:`_span`; after a
+        span, one ' ' belongs to it (no token), any other whitespace is a span of its own."""
         tokens: list[tuple[int, str]] = []
-        if not text:
-            return tokens
         start = 0
-        in_space = text[0].isspace()
-        for index, char in enumerate(text):
-            if char.isspace() != in_space:
-                if start < index:
-                    self._span(text[start:index], start, with_specials, tokens)
-                start = index + 1 if char == " " else index
-                in_space = not in_space
+        for space in _SPACES.finditer(text):
+            if start < space.start():
+                self._span(text[start:space.start()], start, with_specials, tokens)
+                start = space.start() + (text[space.start()] == " ")  # a word's one ' '
+            if start < space.end():
+                self._span(text[start:space.end()], start, with_specials, tokens)
+            start = space.end()
         if start < len(text):
             self._span(text[start:], start, with_specials, tokens)
         return tokens
@@ -200,9 +202,9 @@ class BlankTokenizer:
     def _apply_special_cases(self, text: str, tokens: list[tuple[int, str]]) -> list[tuple[int, str]]:
         """spaCy's ``_apply_special_cases``: runs of tokens that spell a special case as affix splitting cuts it are
         merged back into the special case's tokens, longest run first, where the run's text is the special case."""
-        if not self._split_specials:
-            return tokens
         orths = [token for _, token in tokens]
+        if self._first_split_tokens.isdisjoint(orths):
+            return tokens
         found = [(start, end) for start in range(len(orths))
                  for end in range(start + 1, min(len(orths), start + self._longest_split) + 1)
                  if tuple(orths[start:end]) in self._split_specials]
