@@ -333,14 +333,14 @@ class IllnessMatcher:
         if not found and lowered.isascii():
             return False, [None] * len(lines)
         starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+        numbers = [bisect_right(starts, start) - 1 for _, start, _ in found]  # each occurrence's line
         spans: list[list[tuple[int, int]] | None] = [None] * len(lines)
-        for _, start, end in found:
-            if _bounded(lowered, start, end):
-                spans[bisect_right(starts, start) - 1] = []
+        for (_, start, end), number in zip(found, numbers):
+            if spans[number] is None and _bounded(lowered, start, end):
+                spans[number] = []
         if lowered.isascii():  # fold() is lower()
-            for _, start, end in found:
-                line_spans = spans[number := bisect_right(starts, start) - 1]
-                if line_spans is not None:
+            for (_, start, end), number in zip(found, numbers):
+                if (line_spans := spans[number]) is not None:
                     line_spans.append((start - starts[number], end - starts[number]))
             return any(line_spans is not None for line_spans in spans), spans
         # has_candidate's second look, at the folded lines that hold a character folded beyond lower case

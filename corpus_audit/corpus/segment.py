@@ -95,7 +95,7 @@ class Segmenter:
         self.lang = lang
         self.model = model
         self.chunk_chars = chunk_chars
-        # Set by _prepare for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
+        # Set by prepare for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
         # A mark (one of the sentencizer's punct_chars) of the Basic Multilingual Plane, or any character beyond it:
         # a character class of a few ranges, which the regular expression engine scans fast (see _find_mark).
         self._mark_or_astral: re.Pattern[str] | None = None
@@ -142,8 +142,9 @@ class Segmenter:
         language = LANGUAGES.get(self.lang)
         return language.spacy_code if language else self.lang
 
-    def _prepare(self) -> bool:
-        """Set up the blank pipeline's rules on first use; False for a named model, whose own pipeline splits."""
+    def prepare(self) -> bool:
+        """Set up the blank pipeline's rules (done on first use; worker processes forked afterwards share them);
+        False for a named model, whose own pipeline splits."""
         if self.model:
             return False
         if self._tokens is None:
@@ -179,7 +180,7 @@ class Segmenter:
         """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
         cannot encode them; the readers already replace them, other callers may not)."""
         lines, _ = self.lines(text)
-        if not self._prepare():  # a spaCy model: its own pipeline sets the boundaries
+        if not self.prepare():  # a spaCy model: its own pipeline sets the boundaries
             for doc in self.nlp.pipe(lines, batch_size=64):
                 yield from (sentence for sent in doc.sents if (sentence := sent.text.strip()))
             return
@@ -203,7 +204,7 @@ class Segmenter:
         order. A line whose spans are None is only counted, never cut (with a spaCy model, every sentence of a line
         with spans is given: the model's sentences carry no offsets here)."""
         index, kept = 0, []
-        if not self._prepare():
+        if not self.prepare():
             for doc, line_spans in zip(self.nlp.pipe(lines, batch_size=64), spans):
                 sentences = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
                 if line_spans is not None:

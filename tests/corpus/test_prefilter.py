@@ -47,7 +47,7 @@ def spelled(term: str, draw: st.DrawFn) -> str:
     out = []
     for char in term:
         choices = [char, char.upper(), char.lower()]
-        choices += [spelling for spelling in prefilter._spellings().get(fold(char), ()) if not spelling.isascii()][:3]
+        choices += [spelling for spelling in prefilter._spellings(fold(char)) if not spelling.isascii()][:3]
         out.append(draw(st.sampled_from(choices)))
     return "".join(out)
 
