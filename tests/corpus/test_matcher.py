@@ -275,3 +275,32 @@ def test_rust_prefilter_edge_cases_and_pickling(matchers: dict[str, IllnessMatch
     copy = pickle.loads(pickle.dumps(matcher))  # worker processes where fork is unavailable
     assert copy._fast_prefilter is not None
     assert [copy.has_candidate(text) for text in cases] == expected
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_candidate_spans_of_joined_lines(language: str, matchers: dict[str, IllnessMatcher]) -> None:
+    """One search over a document's lines gives has_candidate of the document and of each line, and spans that hold
+    every match find() makes in the line; the line-by-line path (pyahocorasick) gives the same."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    matcher = matchers[language]
+    line_by_line = IllnessMatcher(matcher.entries)
+    line_by_line._fast_prefilter = None
+    pieces = st.one_of(st.sampled_from(_term_spellings(matcher)), st.sampled_from(_NOISE), st.text(max_size=4))
+    lines = st.lists(pieces, min_size=1, max_size=8).map(lambda parts: "".join(parts).replace("\n", " ").strip())
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(lines.filter(bool), max_size=5))
+    def check(document: list[str]) -> None:
+        has_candidate, spans = matcher.candidate_spans(document)
+        assert has_candidate == matcher.has_candidate("\n".join(document))
+        assert [line_spans is not None for line_spans in spans] == [matcher.has_candidate(line) for line in document]
+        slow = line_by_line.candidate_spans(document)
+        assert slow[0] == has_candidate
+        assert [None if s is None else sorted(s) for s in slow[1]] == [None if s is None else sorted(s) for s in spans]
+        for line, line_spans in zip(document, spans):
+            for match in matcher.find(line):
+                assert any(start <= match.start and match.end <= end for start, end in line_spans or [])
+
+    check()
