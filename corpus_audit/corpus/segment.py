@@ -101,6 +101,7 @@ class Segmenter:
         self._mark_or_astral: re.Pattern[str] | None = None
         self._multiword_specials: tuple[str, ...] = ()  # tokenizer special cases that span whitespace
         self._punct_chars: frozenset[str] = frozenset()  # the sentencizer's punct_chars
+        self._alnum_no_mark = False  # no letter or digit is one of them (see _sentence_starts)
         self._tokens: Callable[[str], list[tuple[int, str]]] | None = None  # (offset, text) of each token
         self._word_cache: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
         self._nlp: Any = self._load() if model else None
@@ -162,6 +163,7 @@ class Segmenter:
             self._multiword_specials = tuple(key for key in special_cases
                                              if not key.isspace() and any(char.isspace() for char in key))
             self._punct_chars = punct_chars
+            self._alnum_no_mark = not any(char.isalnum() for char in punct_chars)
         return True
 
     def _spacy_tokens(self, text: str) -> list[tuple[int, str]]:
@@ -171,7 +173,7 @@ class Segmenter:
         # Sent to worker processes as settings: each builds its own pipeline.
         return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
                 "_mark_or_astral": None, "_multiword_specials": (), "_punct_chars": frozenset(),
-                "_tokens": None, "_word_cache": {}}
+                "_alnum_no_mark": False, "_tokens": None, "_word_cache": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -276,6 +278,13 @@ class Segmenter:
                     while word_start > position and not line[word_start - 1].isspace():
                         word_start -= 1
                     word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
+            elif self._alnum_no_mark and line.startswith(" ", position) and line[position + 1:position + 2].isalnum():
+                # after a mark, one ' ' and a word that starts with a letter or digit, whose first token is then
+                # neither punctuation nor a mark: a sentence starts there (the word is looked at from there on)
+                starts.append(position + 1)
+                seen_mark = False
+                position += 1
+                continue
             elif line[position].isspace():
                 run_end = _SPACES.match(line, position).end()  # type: ignore[union-attr]
                 token_start = position + 1 if line[position] == " " else position

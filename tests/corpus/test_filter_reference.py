@@ -30,7 +30,8 @@ SAMPLES = {"en": ["corpus_reddit_sample_en.jsonl.gz", "corpus_codiesp_sample_en.
            "es": ["corpus_codiesp_sample_es.jsonl.gz"]}
 WORDS = ["I'm", "don't", "it's", "e.g.", "Dr.", "U.S.", "EE. UU.", "etc.", "3.5", ":)", "...", "?!", "!!!", "¿Qué?",
          "«Sí.»", "(yes.)", "[1]", "$10.", "well-known", "--", "—", "http://x.org/a.b", "café", "niño", "😀", "😀.",
-         "_", "a_b.", "#tag", "A.", "No", "The", "end.)", "vs.", "x", "and", "the", "of", "por", "la", "y", "İ", "ß", "K", "\ud800"]
+         "_", "a_b.", "#tag", "A.", "No", "The", "end.)", "vs.", "x", "and", "the", "of", "por", "la", "y", "İ", "ß",
+         "K", "\ud800"]
 SEPARATORS = [" ", " ", " ", " ", "  ", "\t", "\xa0", "\n", " \n\n ", "\n", ". ", "? "]
 
 
