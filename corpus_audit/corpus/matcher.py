@@ -17,7 +17,8 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress
+from itertools import accumulate, compress, count
+from operator import add
 from pathlib import Path
 
 import ahocorasick
@@ -319,20 +320,20 @@ class IllnessMatcher:
         lowered = joined.lower()
         if self._fast_prefilter is not None and len(lowered) == len(joined):
             try:
-                return self._joined_candidate_spans(lines, lowered)
+                return self._joined_candidate_spans(lines, joined, lowered)
             except UnicodeEncodeError:
                 pass
         spans = [self._spans(fold(line)) if self.has_candidate(line) else None for line in lines]
         return self.has_candidate(joined), spans
 
-    def _joined_candidate_spans(self, lines: list[str], lowered: str
+    def _joined_candidate_spans(self, lines: list[str], joined: str, lowered: str
                                 ) -> tuple[bool, list[list[tuple[int, int]] | None]]:
-        """:meth:`candidate_spans` from ``lowered``, the lines joined and lower-cased."""
+        """:meth:`candidate_spans` from the lines ``joined`` and ``lowered`` (same length)."""
         search = self._fast_prefilter.find_matches_as_indexes  # type: ignore[union-attr]
         found = search(lowered, overlapping=True)
-        if not found and lowered.isascii():
-            return False, [None] * len(lines)
-        starts = list(accumulate((len(line) + 1 for line in lines), initial=0))
+        if not found and (lowered.isascii() or _FOLDED_BEYOND_LOWER.search(joined) is None):
+            return False, [None] * len(lines)  # and no line is folded either (has_candidate's second look)
+        starts = list(map(add, accumulate(map(len, lines), initial=0), count()))  # each line's offset
         numbers = [bisect_right(starts, start) - 1 for _, start, _ in found]  # each occurrence's line
         spans: list[list[tuple[int, int]] | None] = [None] * len(lines)
         for (_, start, end), number in zip(found, numbers):
