@@ -304,3 +304,21 @@ def test_candidate_spans_of_joined_lines(language: str, matchers: dict[str, Illn
                 assert any(start <= match.start and match.end <= end for start, end in line_spans or [])
 
     check()
+
+
+def test_fold_of_long_texts_is_the_table_translation() -> None:
+    """fold() of a long text maps code points through an array (and replaces the apostrophes and hyphens beyond
+    Latin Extended-A): the same as str.translate with the table, for every character."""
+    import random
+
+    from corpus_audit.corpus.matcher import _FOLD_TABLE, _LONG_TEXT, _fold_lowered
+
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    assert _fold_lowered(every) == every.translate(_FOLD_TABLE)
+    rng = random.Random(0)
+    alphabet = every[:0x400] + "’ʼ‘‐‑😀日本\n"
+    for length in (_LONG_TEXT - 1, _LONG_TEXT, 3 * _LONG_TEXT):
+        text = "".join(rng.choice(alphabet) for _ in range(length))
+        assert _fold_lowered(text) == text.translate(_FOLD_TABLE)
+    with_surrogate = "á" * _LONG_TEXT + "\ud800"
+    assert _fold_lowered(with_surrogate) == "a" * _LONG_TEXT + "\ud800"
