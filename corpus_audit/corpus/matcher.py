@@ -17,12 +17,13 @@ import unicodedata
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import accumulate, compress, count
 from operator import add
 from pathlib import Path
+from typing import Any
 
 import ahocorasick
-import numpy
 
 from corpus_audit.common.errors import LexiconError
 from corpus_audit.common.resources import data_file
@@ -72,13 +73,24 @@ _FOLDED_BEYOND_LOWER = re.compile(
     "[" + re.escape("".join(sorted({chr(code) for code in _FOLD_TABLE if code != ord("’")} | {"İ"}))) + "]")
 
 
-# _FOLD_TABLE for a long text: an array over the code points it maps in Latin-1 and Latin Extended-A, the others
-# (apostrophes, hyphens) replaced one by one: six times faster than str.translate, which looks each character up.
-_FOLD_CODES = numpy.arange(0x180, dtype=numpy.uint32)
-_FOLD_CODES[[code for code in _FOLD_TABLE if code < 0x180]] = [ord(_FOLD_TABLE[code]) for code in _FOLD_TABLE
-                                                               if code < 0x180]
-_FOLD_REPLACED = [(chr(code), char) for code, char in _FOLD_TABLE.items() if code >= 0x180]
+# Characters of the longest texts that fold() takes to _fold_codes() rather than str.translate.
 _LONG_TEXT = 2_000
+
+
+@cache
+def _fold_codes() -> tuple[Any, Any]:
+    """numpy (imported here: the command line starts without it) and _FOLD_TABLE as an array over the code points it
+    maps in Latin-1 and Latin Extended-A."""
+    import numpy
+
+    codes = numpy.arange(0x180, dtype=numpy.uint32)
+    for code, char in _FOLD_TABLE.items():
+        if code < 0x180:
+            codes[code] = ord(char)
+    return numpy, codes
+
+
+_FOLD_REPLACED = [(chr(code), char) for code, char in _FOLD_TABLE.items() if code >= 0x180]
 
 
 def fold(text: str) -> str:
@@ -93,11 +105,14 @@ def _fold_lowered(lowered: str) -> str:
     """``lowered.translate(_FOLD_TABLE)``."""
     if len(lowered) < _LONG_TEXT:
         return lowered.translate(_FOLD_TABLE)
+    # a long text through an array (the apostrophes and hyphens beyond it replaced one by one): six times faster than
+    # str.translate, which looks each character up
+    numpy, table = _fold_codes()
     try:
         codes = numpy.frombuffer(lowered.encode("utf-32-le"), dtype=numpy.uint32)
     except UnicodeEncodeError:  # lone surrogates
         return lowered.translate(_FOLD_TABLE)
-    folded = numpy.where(codes < 0x180, _FOLD_CODES[numpy.minimum(codes, 0x17F)], codes).tobytes().decode("utf-32-le")
+    folded = numpy.where(codes < 0x180, table[numpy.minimum(codes, 0x17F)], codes).tobytes().decode("utf-32-le")
     for char, replacement in _FOLD_REPLACED:
         folded = folded.replace(char, replacement)
     return folded
