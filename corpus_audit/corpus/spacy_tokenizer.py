@@ -8,8 +8,9 @@ the special cases, the prefixes and suffixes (``_split_affixes``), the URL patte
 sentencizer's punctuation are exported from the installed spaCy into ``spacy_rules/<lang>.json``
 (``python scripts/export_spacy_rules.py``); they are used only while the installed spaCy is the version they came
 from (:func:`blank_tokenizer` gives None otherwise, and the segmenter asks spaCy itself). The tests check that the
-shipped files equal what the installed spaCy exports and that the tokens equal spaCy's on the shared corpora's
-words and on generated ones.
+shipped files equal what the installed spaCy exports and that the tokens equal spaCy's on the bundled samples' words
+and texts, on generated text and on every special case in punctuation (when written, also on the 306,579 distinct
+words of the shared English and Spanish corpora).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ def installed_spacy_version() -> str | None:
 def export_rules(lang: str) -> dict[str, Any]:
     """The rules of the installed spaCy's blank ``lang`` pipeline and its sentencizer (imports spaCy)."""
     import spacy
+    from spacy.attrs import ORTH
 
     nlp = spacy.blank(lang)
     tokenizer = nlp.tokenizer
@@ -68,7 +70,8 @@ def export_rules(lang: str) -> dict[str, Any]:
         "infix": pattern(tokenizer.infix_finditer),
         "token_match": pattern(tokenizer.token_match),
         "url_match": pattern(tokenizer.url_match),
-        "special_cases": {text: [token[65] if 65 in token else token["ORTH"] for token in tokens]
+        # each token of a special case by its attribute id or its name
+        "special_cases": {text: [token[ORTH] if ORTH in token else token["ORTH"] for token in tokens]
                           for text, tokens in sorted(tokenizer.rules.items())},
         "punct_chars": sorted(sentencizer.punct_chars),
     }
