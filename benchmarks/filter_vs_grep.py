@@ -15,10 +15,12 @@ run counts):
 
 Prints each command's wall seconds, MB/s and CPU seconds (user + system of the process and its children, workers
 included: on a busy machine CPU seconds say more than wall time), the ratios filter / grep (MB/s, the target is >= 1,
-and CPU), and whether every filter wrote the rows and summary counts of the first one.
+and CPU), and whether every filter wrote the rows and summary counts of the first one; with ``--memory``, the peak
+resident memory of the default filter's largest process and of its whole process tree (``scale.measured``).
 
     python benchmarks/filter_vs_grep.py [--lang en] [--synthetic-megabytes 200] [--terms paper extended]
-        [--repeats 2] [--also-workers 1 2] [--baseline DIR] [--shared /work/shared/corpora]
+        [--repeats 2] [--also-workers 1 2] [--baseline DIR] [--shared /work/shared/corpora] [--only-synthetic]
+        [--memory]
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from filter_throughput import grep_pattern, timed
-from scale import build
+from scale import build, measured
 
 SHARED = Path("/work/shared/corpora")
 FILTER = "from corpus_audit.cli import main; main()"
@@ -64,7 +66,7 @@ def outputs(parquet: Path) -> tuple[list[dict], dict]:
 
 
 def compare(corpus: Path, lang: str, terms: str, folder: Path, repeats: int, also_workers: list[int],
-            baseline: Path | None) -> None:
+            baseline: Path | None, memory: bool = False) -> None:
     size = corpus.stat().st_size / 1e6
     pattern = grep_pattern(lang, terms)
     runs: dict[str, dict] = {GREP: {"command": ["grep", "-c", "-i", "-E", pattern, str(corpus)],
@@ -75,13 +77,22 @@ def compare(corpus: Path, lang: str, terms: str, folder: Path, repeats: int, als
             name = f"filter{suffix}" + (f" --workers {workers}" if workers else "")
             output = folder / f"{terms}-{len(runs)}.parquet"
             runs[name] = {"command": filter_command(corpus, lang, terms, output, workers), "output": output,
-                          "env": {"PYTHONPATH": str(tree)} if tree else {}, "cwd": tree}
+                          "env": {"PYTHONPATH": str(tree)} if tree else {}, "cwd": tree,
+                          "memory": memory and name == "filter"}
     results: dict[str, list[tuple[float, float, str]]] = {name: [] for name in runs}
+    peaks: list[str] = []
     for _ in range(repeats):
         for name, run in runs.items():  # alternated, so that a busy spell hits every one
             cache = Path(tempfile.mkdtemp(prefix="cache-", dir=folder))
             environment = {**os.environ, "XDG_CACHE_HOME": str(cache), **run["env"]}
-            results[name].append(timed(run["command"], environment, run.get("cwd")))
+            if run.get("memory"):  # under /usr/bin/time -v, the process tree's memory sampled (scale.py)
+                os.environ["XDG_CACHE_HOME"] = str(cache)
+                found = measured(run["command"])
+                del os.environ["XDG_CACHE_HOME"]
+                results[name].append((found["seconds"], found["cpu_seconds"], ""))
+                peaks.append(f"{found['max_rss_mb']:.0f} MB / {found['tree_rss_mb']:.0f} MB")
+            else:
+                results[name].append(timed(run["command"], environment, run.get("cwd")))
             shutil.rmtree(cache)
     best = {name: min(found) for name, found in results.items()}
     grep_seconds, grep_cpu, matching = best[GREP]
@@ -95,6 +106,8 @@ def compare(corpus: Path, lang: str, terms: str, folder: Path, repeats: int, als
             reference = reference or found
             line += f", {len(found[0])} rows" + ("" if found == reference else ", OUTPUT DIFFERS from the first filter")
         print(line + "   runs: " + ", ".join(f"{s:.2f}/{c:.2f}" for s, c, _ in results[name]))
+    if peaks:
+        print(f"  filter peak resident memory, largest process / whole tree: {', '.join(peaks)}")
 
 
 def main() -> None:
@@ -107,6 +120,9 @@ def main() -> None:
     parser.add_argument("--also-workers", type=int, nargs="*", default=[], help="also run filter --workers N")
     parser.add_argument("--baseline", type=Path, default=None, help="another source tree of corpus-audit")
     parser.add_argument("--only-synthetic", action="store_true", help="skip the shared corpora as they are")
+    parser.add_argument("--memory", action="store_true",
+                        help="run this tree's default filter under /usr/bin/time -v: peak memory (wall and CPU seconds "
+                             "then from there, to 0.1 s)")
     args = parser.parse_args()
     sources = sorted(args.shared.glob(f"*_{args.lang}.jsonl.gz"))
     if not sources:
@@ -122,7 +138,7 @@ def main() -> None:
         for corpus in corpora[1:] if args.only_synthetic else corpora:
             for terms in args.terms:
                 compare(corpus, args.lang, terms, folder, args.repeats, args.also_workers,
-                        args.baseline.resolve() if args.baseline else None)
+                        args.baseline.resolve() if args.baseline else None, args.memory)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
