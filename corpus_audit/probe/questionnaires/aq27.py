@@ -97,6 +97,7 @@ class AQ27Probe(Probe[AQ27Options]):
     options_type = AQ27Options
     name = "aq27"
     title = "AQ-27 probe"
+    stigma_direction = 1  # the items raise the illness: 21 of 27 are worded with stigma (Help, Avoidance reversed)
     figures: ClassVar[dict[str, str]] = {
         "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per "
                     "AQ-27 dimension (the seed paper's Figure 1).",
