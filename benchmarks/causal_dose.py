@@ -76,6 +76,7 @@ class BenchConfig:
     threads: int = 1
     audit_backend: str = "auto"  # the audit's --backend (the test uses torch: no ONNX export into a fresh cache)
     null_models: int = 0  # the random copy is the same for every model of the bench (architecture, tokenizer, seed)
+    name_scoring: str = "pll"  # the probe's --name-scoring: pll (its default) or whole (the name masked whole)
     permutations: int = 1999
     n_boot: int = 1000
 
@@ -516,7 +517,7 @@ def probe_model(cfg: BenchConfig, out: Path, model: Path) -> Path:
         cli("probe", "aq27", "--model", str(model), "--lang", "en", "-o", str(probe), "--questionnaire",
             str(questionnaire(cfg, out)), "--threads", str(cfg.threads), "--device", cfg.device, "--null-models",
             str(cfg.null_models), "--permutations", str(cfg.permutations), "--n-boot", str(cfg.n_boot),
-            "--no-progress")
+            "--name-scoring", cfg.name_scoring, "--no-progress")
     return probe
 
 
@@ -660,8 +661,8 @@ def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, 
     scored = scorer.score([text for *_, text in texts])
     whole = scorer.span_log_probs([text for *_, text in texts], spans)
     values = [{"illness": name, "kind": kind, "logp": float(np.mean(pll.span_scores(*span))),
-               "logp_name": float(np.sum(name_pieces))}
-              for (name, kind, _), pll, span, name_pieces in zip(texts, scored, spans, whole)]
+               "logp_name": masked.total}
+              for (name, kind, _), pll, span, masked in zip(texts, scored, spans, whole)]
     means = pd.DataFrame(values).groupby(["illness", "kind"])[["logp", "logp_name"]].mean().unstack()
     rows = [{"illness": name, "target": name in templates["target_illnesses"],
              "statements": float(means.loc[name, ("logp", "statements")]),
@@ -675,45 +676,51 @@ def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, 
     return rows
 
 
+def probe_results(probe: Path, templates: dict[str, Any]) -> dict[str, Any]:
+    """What one linked probe says: the mental illnesses' leans, target - control on the target and the other
+    dimensions, the probe's own tests and the link's conclusion and correlations."""
+    targets = set(templates["target_illnesses"])
+    summary = json.loads((probe / "summary.json").read_text())["results"]
+    link = json.loads((probe / "link.json").read_text())
+    leans = illness_leans(pd.read_csv(probe / "illnesses.csv"), targets, templates["target_dimensions"])
+    lean = pd.DataFrame(leans)
+    keys = ("mean_difference", "mean_difference_ci", "permutation_p", "p_holm", "significant", "flagged")
+    return {"illness_leans": leans,
+            **{f"target_minus_control_lean_{key}": float(lean.loc[lean["target"], f"lean_{key}"].mean()
+                                                         - lean.loc[~lean["target"], f"lean_{key}"].mean())
+               for key in ("target_dims", "other_dims")},
+            "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
+            "probe_dimensions": {d["dimension"]: {k: d.get(k) for k in keys} for d in summary["dimensions"]},
+            "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
+            "link_correlations": [{k: c.get(k) for k in ("measure", "rho", "rho_ci", "permutation_p", "p_holm",
+                                                         "evidence", "expected_direction", "holds")}
+                                  for c in link["correlations"]]}
+
+
 def model_results(cfg: BenchConfig, out: Path) -> list[dict[str, Any]]:
     """Per model: the illnesses' leans, the probe's own tests, the link's conclusion, the training log."""
     templates = json.loads(Path(cfg.templates).read_text())
-    targets = set(templates["target_illnesses"])
     rows = []
     for dose in cfg.doses:
         for seed in cfg.seeds:
             probe = out / "probes" / f"{cfg.dose_name(dose)}_seed{seed}"
             if not (probe / "link.json").exists():  # not (yet) run: the results say which models they hold
                 continue
-            summary = json.loads((probe / "summary.json").read_text())["results"]
-            link = json.loads((probe / "link.json").read_text())
-            leans = illness_leans(pd.read_csv(probe / "illnesses.csv"), targets, templates["target_dimensions"])
-            lean = pd.DataFrame(leans)
-            target_lean = lean.loc[lean["target"], "lean_target_dims"].mean() - \
-                lean.loc[~lean["target"], "lean_target_dims"].mean()
-            other_lean = lean.loc[lean["target"], "lean_other_dims"].mean() - \
-                lean.loc[~lean["target"], "lean_other_dims"].mean()
-            keys = ("mean_difference", "mean_difference_ci", "permutation_p", "p_holm", "significant", "flagged")
-            dims = {d["dimension"]: {k: d.get(k) for k in keys} for d in summary["dimensions"]}
+            result = probe_results(probe, templates)
+            leans = result["illness_leans"]
             check = injection_check(cfg, out, out / "models" / probe.name)
             association = {row["illness"]: row for row in check}
             for row in leans:
                 row["association_held_out"] = association.get(row["illness"], {}).get("association", np.nan)
                 row["association_held_out_name"] = association.get(row["illness"], {}).get("association_name",
                                                                                             np.nan)
+                row["statements_held_out_name"] = association.get(row["illness"], {}).get("statements_name", np.nan)
             rows.append({
-                "dose_percent": dose, "seed": seed, "illness_leans": leans, "injection_check": check,
-                "target_minus_control_lean_target_dims": float(target_lean),
-                "target_minus_control_lean_other_dims": float(other_lean),
+                "dose_percent": dose, "seed": seed, **result, "injection_check": check,
                 **{f"target_minus_control_held_out{suffix}": float(
                     np.mean([r.get(key, np.nan) for r in check if r["target"]])
                     - np.mean([r.get(key, np.nan) for r in check if not r["target"]]))
                    for suffix, key in (("", "association"), ("_name", "association_name"))},
-                "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
-                "probe_dimensions": dims,
-                "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
-                "link_correlations": [{k: c.get(k) for k in ("measure", "rho", "rho_ci", "permutation_p", "p_holm",
-                                                             "evidence")} for c in link["correlations"]],
                 "train": json.loads((out / "models" / probe.name / "train_log.json").read_text())})
     return rows
 
@@ -739,6 +746,34 @@ def bootstrap_over_illnesses(models: list[dict[str, Any]], key: str, n_boot: int
         float(result.confidence_interval.high)
 
 
+def change_from_lowest_dose(models: list[dict[str, Any]], dose: float, key: str) -> list[dict[str, Any]]:
+    """The models of ``dose`` with each illness's ``key`` less the same seed's at the lowest dose (``<key>_change``),
+    for :func:`bootstrap_over_illnesses`: what the dose moved, each model against its own twin."""
+    lowest = min(m["dose_percent"] for m in models)
+    base = {(m["seed"], r["illness"]): r[key] for m in models if m["dose_percent"] == lowest
+            for r in m["illness_leans"]}
+    return [{"illness_leans": [{**r, f"{key}_change": r[key] - base.get((m["seed"], r["illness"]), np.nan)}
+                               for r in m["illness_leans"]]}
+            for m in models if m["dose_percent"] == dose and any(seed == m["seed"] for seed, _ in base)]
+
+
+def seed_pairs_at_lowest_dose(models: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The null of a change from the lowest dose: per pair of seeds at that dose, ``key`` of each illness in the
+    second model less in the first (target - control, 95 % CI over illnesses), as a single seed's change is
+    computed: what two models of the same corpus differ by when nothing was planted."""
+    lowest = min(m["dose_percent"] for m in models)
+    twins = sorted((m for m in models if m["dose_percent"] == lowest), key=lambda m: m["seed"])
+    pairs = []
+    for i, first in enumerate(twins):
+        before = {r["illness"]: r[key] for r in first["illness_leans"]}
+        for second in twins[i + 1:]:
+            moved = [{"illness_leans": [{**r, "moved": r[key] - before.get(r["illness"], np.nan)}
+                                        for r in second["illness_leans"]]}]
+            pairs.append({"seeds": [first["seed"], second["seed"]],
+                          "target_minus_control": bootstrap_over_illnesses(moved, "moved")})
+    return pairs
+
+
 def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     corpus = corpus_results(cfg, out, manifest)
     models = model_results(cfg, out)
@@ -751,18 +786,27 @@ def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str
         off = bootstrap_over_illnesses(chosen, "lean_other_dims")
         held_out = bootstrap_over_illnesses(chosen, "association_held_out")
         held_out_name = bootstrap_over_illnesses(chosen, "association_held_out_name")
+        changed = change_from_lowest_dose(models, dose, "statements_held_out_name")
+        name_change = bootstrap_over_illnesses(changed, "statements_held_out_name_change") \
+            if changed and dose > min(cfg.doses) else None
         curve.append({"dose_percent": dose, "target_dims": on, "other_dims": off, "held_out_statements": held_out,
                       "held_out_statements_name": held_out_name,
+                      # the statements alone, the whole name: the change from the same seed's lowest dose
+                      "held_out_statements_name_change": name_change,
                       "per_seed_target_dims": [m["target_minus_control_lean_target_dims"] for m in chosen],
                       "per_seed_other_dims": [m["target_minus_control_lean_other_dims"] for m in chosen],
                       "per_seed_held_out_statements": [m["target_minus_control_held_out"] for m in chosen],
                       "per_seed_held_out_statements_name": [m["target_minus_control_held_out_name"] for m in chosen],
+                      "per_seed_held_out_statements_name_change": [
+                          bootstrap_over_illnesses([m], "statements_held_out_name_change")
+                          for m in changed] if name_change is not None else [],
                       "link_evidence": [m["link_evidence"] for m in chosen],
                       "probe_significant_target_dims": [
                           [d for d in manifest["target_dimensions"] if m["probe_dimensions"][d]["significant"]]
                           for m in chosen]})
     results = {"manifest": {k: v for k, v in manifest.items() if k != "mentions"}, "corpus": corpus,
-               "models": models, "curve": curve, "compare": compare_results(cfg, out)}
+               "models": models, "curve": curve, "compare": compare_results(cfg, out),
+               "null_statements_name_change": seed_pairs_at_lowest_dose(models, "statements_held_out_name")}
     write_json(out / "results.json", results)
     return results
 
@@ -785,8 +829,9 @@ def save(fig: Any, path: Path) -> Path:
     return path
 
 
-def figures(results: dict[str, Any], folder: Path) -> list[Path]:
-    """Three PNGs: audited vs injected dose; model dose-response; what link concludes per dose."""
+def figures(results: dict[str, Any], folder: Path, prefix: str = "causal_dose") -> list[Path]:
+    """Three PNGs, ``<prefix>_corpus.png``, ``_model.png`` and ``_link.png``: audited vs injected dose; model
+    dose-response; what link concludes per dose."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -805,7 +850,7 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_ylabel("audit: sentences flagged stigmatising (%)")
     ax.set_title("Audited dose vs injected dose")
     ax.legend(fontsize=8)
-    paths.append(save(fig, folder / "causal_dose_corpus.png"))
+    paths.append(save(fig, folder / f"{prefix}_corpus.png"))
 
     curve = results["curve"]
     doses = [c["dose_percent"] for c in curve]
@@ -814,23 +859,23 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
             (ax, "target_dims", "AQ-27 probe: target dimensions (Dangerousness, Blame)", "o"),
             (ax, "other_dims", "AQ-27 probe: control dimensions (other 7)", "s"),
             (ax, "held_out_statements", "new statements in the injected wording", "^"),
-            (right, "held_out_statements_name", "new statements in the injected wording, whole name masked", "v")):
-        mean = np.array([c.get(key, [np.nan] * 3)[0] for c in curve])
-        low = np.array([c.get(key, [np.nan] * 3)[1] for c in curve])
-        high = np.array([c.get(key, [np.nan] * 3)[2] for c in curve])
+            (right, "held_out_statements_name", "new statements in the injected wording over the carriers", "v"),
+            (right, "held_out_statements_name_change", "the statements alone: change from the same seed's dose 0",
+             "D")):
+        mean, low, high = (np.array([(c.get(key) or [np.nan] * 3)[i] for c in curve]) for i in range(3))
         axis.errorbar(doses, mean, yerr=[mean - low, high - mean], marker=marker, capsize=3, label=label,
-                      color=f"C{3 if axis is right else ['o', 's', '^'].index(marker)}")
+                      color=f"C{['o', 's', '^', 'v', 'D'].index(marker)}")
         for c in curve:
-            seeds = c.get(f"per_seed_{key}", [])
+            seeds = [v[0] if isinstance(v, (list, tuple)) else v for v in c.get(f"per_seed_{key}", [])]  # (mean, CI)
             axis.scatter([c["dose_percent"]] * len(seeds), seeds, marker=marker, s=10, color="grey", zorder=3)
     for axis in (ax, right):
         dose_axis(axis, doses)
         axis.legend(fontsize=8)
     ax.set_ylabel("target - control illnesses\n(log-prob per piece over carriers)")
-    right.set_ylabel("target - control illnesses\n(log-prob of the whole name over carriers)")
+    right.set_ylabel("target - control illnesses\n(log-prob of the whole name)")
     ax.set_title("Model dose-response\n(95% CI over illnesses, seeds averaged; grey: each seed)", fontsize=10)
     right.set_title("The same statements, each name masked whole", fontsize=10)
-    paths.append(save(fig, folder / "causal_dose_model.png"))
+    paths.append(save(fig, folder / f"{prefix}_model.png"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for model in results["models"]:
@@ -843,7 +888,7 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     dose_axis(ax, doses)
     ax.set_ylabel("partial Spearman rho (Bonferroni-level CI)")
     ax.set_title("link: corpus Dangerousness score vs model lean\n(red: evidence after Holm)", fontsize=10)
-    paths.append(save(fig, folder / "causal_dose_link.png"))
+    paths.append(save(fig, folder / f"{prefix}_link.png"))
     return paths
 
 
@@ -926,7 +971,7 @@ HELP = {
     "checkpoint_every": "save a resumable checkpoint every N steps", "device": "cpu, cuda or cuda:N (training and "
     "probe)", "threads": "torch CPU threads", "audit_backend": "the audit's --backend", "null_models": "the probe's "
     "--null-models", "permutations": "permutations of the probe, link and compare", "n_boot": "bootstrap "
-    "replicates of the probe, link and compare"}
+    "replicates of the probe, link and compare", "name_scoring": "the probe's --name-scoring (pll or whole)"}
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, BenchConfig, Path, Path | None]:

@@ -22,6 +22,10 @@ script adds ``log.txt``, this command's own output. A time guard: training stops
 window whatever the step (recorded as ``stopped_early``), a probe that would start too late is not started, a
 comparison likewise, and the results are written in every case from what finished.
 
+``results`` redoes a run's results here, from what it gave back (``results.json`` and ``probes.tar.gz``) and the
+prepared folder: every probe linked again with today's ``link``, ``results.json`` and the figures (named
+``--prefix``), so that what is reported of a GPU run can be recomputed without the GPU.
+
 ``--tiny`` prepares a miniature (150 posts of the bundled demo corpus, doses 0 and 100 %, two seeds, a 2-layer
 model, one noun phrase) that runs both steps on a CPU in about a minute: the plumbing of the GPU run, checked
 before spending GPU time (tests/benchmarks/test_causal_dose_gpu.py).
@@ -298,15 +302,40 @@ def device_run(source: Path, out: Path, device: str, budget: float, calibration_
     return results
 
 
+def results_here(source: Path, run: Path, out: Path, figure_dir: Path, prefix: str) -> dict[str, Any]:
+    """The results of the GPU run given back in ``run`` (its ``results.json`` and ``probes.tar.gz``) redone in
+    ``out`` from the prepared folder ``source``: each probe linked again to its audit, then the bench's summary and
+    figures (``figure_dir``, named ``prefix``); the run's own record (``gpu_run``) kept."""
+    shutil.copytree(source, out, ignore=shutil.ignore_patterns("wheels"), dirs_exist_ok=True)
+    with tarfile.open(run / "probes.tar.gz") as archive:
+        archive.extractall(out, filter="data")
+    cfg = bench_config(out, "cpu")
+    for dose, seed in causal_dose.model_order(cfg):
+        probe = out / "probes" / model_name(cfg, dose, seed)
+        if (probe / "summary.json").exists():
+            (probe / "link.json").unlink(missing_ok=True)
+            causal_dose.link_model(cfg, out, dose, probe)
+    results = causal_dose.summarise(cfg, out, json.loads((out / "manifest.json").read_text()))
+    results["gpu_run"] = json.loads((run / "results.json").read_text()).get("gpu_run")
+    causal_dose.write_json(out / "results.json", results)
+    causal_dose.figures(results, figure_dir, prefix)
+    return results
+
+
 def main(argv: list[str] | None = None) -> None:
     started = time.time()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=["prepare", "device"],
-                        help="prepare: the input folder (here); device: the run (there)")
+    parser.add_argument("command", choices=["prepare", "device", "results"],
+                        help="prepare: the input folder (here); device: the run (there); results: a run's results "
+                             "redone here from what it gave back (--run)")
     parser.add_argument("-i", "--input", type=Path, default=ROOT / "bench-out" / "causal_dose_gpu",
                         help="the prepared folder (default: bench-out/causal_dose_gpu)")
     parser.add_argument("-o", "--output", type=Path, help="device: where results.json, the figures, probes.tar.gz "
-                                                          "and log.txt go (the GPU machine's $OUT)")
+                                                          "and log.txt go (the GPU machine's $OUT); results: the "
+                                                          "folder the results are redone in")
+    parser.add_argument("--run", type=Path, help="results: the folder a run gave back (results.json, probes.tar.gz)")
+    parser.add_argument("--figures", type=Path, help="results: folder for the figures (default: OUTPUT/figures)")
+    parser.add_argument("--prefix", default="causal_dose_gpu", help="results: the figures' name prefix")
     parser.add_argument("--tiny", action="store_true", help="prepare: the miniature (runs on a CPU in a minute)")
     parser.add_argument("--device", default="cuda", help="device: cuda (default) or cpu (the --tiny check)")
     parser.add_argument("--budget", type=float, default=330, help="device: seconds for the whole run (default 330)")
@@ -321,7 +350,16 @@ def main(argv: list[str] | None = None) -> None:
         prepare(args.input, args.tiny)
         return
     if args.output is None:
-        parser.error("device needs -o/--output")
+        parser.error(f"{args.command} needs -o/--output")
+    if args.command == "results":
+        if args.run is None:
+            parser.error("results needs --run (the folder the GPU run gave back)")
+        redone = results_here(args.input, args.run, args.output, args.figures or args.output / "figures",
+                              args.prefix)
+        for row in redone["curve"]:
+            print(f"dose {row['dose_percent']:g}%: whole name, statements, change from dose 0 "
+                  f"{row['held_out_statements_name_change'] or '-'}; link holds {row['link_evidence']}")
+        return
     os.environ.setdefault("TQDM_MININTERVAL", "10")  # the workers' logs: a line every 10 s, not every step
     results = device_run(args.input, args.output, args.device, args.budget, args.calibration_steps,
                          args.min_steps, args.train_reserve, started)

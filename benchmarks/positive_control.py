@@ -8,9 +8,10 @@ equally often in neutral sentences, mixed with everyday sentences that use the v
 things and events. The bench (benchmarks/causal_dose.py) then plants the stigmatising statements of
 benchmarks/data/causal_dose_en.json about the 11 target illnesses on Dangerousness and Blame into a share of their
 mentions (``--dose``, default 25 %), trains the same model on the corpus with and without the plant, and runs
-``audit``, ``probe aq27`` (default method), ``link`` and ``probe compare``. This script adds what says whether the
-model learnt the plant (the held-out planted wording, target - control, plant - twin, with a bootstrap interval
-over the illnesses) and where in the questionnaire the probe sees it (item by item).
+``audit``, ``probe aq27`` (default method), ``link`` and ``probe compare``. This script adds the same three with
+each illness's name masked whole (``probe aq27 --name-scoring whole``, in ``bench/whole_name``), what says whether
+the model learnt the plant (the held-out planted wording, target - control, plant - twin, with a bootstrap interval
+over the illnesses) and where in the questionnaire each probe sees it (item by item).
 
     python benchmarks/positive_control.py run -o bench-out/positive_control --figures docs/figures
     python benchmarks/positive_control.py corpus -o /tmp/pc       # the synthetic corpus alone
@@ -26,6 +27,7 @@ import gzip
 import json
 import random
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -126,35 +128,29 @@ def bootstrap_difference(target: np.ndarray, control: np.ndarray, n_boot: int = 
             float(result.confidence_interval.high)]
 
 
-def item_scores(probe: Path, whole_names: Path | None = None) -> pd.DataFrame:
-    """The probe's controlled score of every prompt (the illness's pieces in the item less in the carriers) as the
-    probe computes it (mean per piece, within-word PLL); or, given ``whole_names`` (a folder for the rescored
-    prompts), with the name masked whole: log P(name | item) less its mean over the carriers (``span_log_probs``)."""
+def item_scores(probe: Path) -> pd.DataFrame:
+    """The probe's controlled score of every prompt (the illness's log-probability in the item less in the
+    carriers), as the probe computes it with the options it ran with: per piece with the within-word PLL (its
+    default), or the log-probability of the name masked whole (``--name-scoring whole``)."""
     from corpus_audit.probe.analysis import method_scores
 
-    scores = pd.read_parquet(probe / "scores.parquet")
-    baselines = pd.read_parquet(probe / "baselines.parquet")
-    if whole_names is None:
-        return method_scores(scores, baselines, "controlled", "illness", "mean")
-    path = whole_names / f"{probe.name}.parquet"
-    if not path.exists():
-        from corpus_audit.probe.models.masked import MaskedLM, set_threads
+    options = json.loads((probe / "summary.json").read_text())["options"]
+    return method_scores(pd.read_parquet(probe / "scores.parquet"), pd.read_parquet(probe / "baselines.parquet"),
+                         "controlled", "illness", options["reduce"])
 
-        set_threads(1)
-        model = MaskedLM.load(str(probe.parents[1] / "models" / probe.name), log=lambda _: None)
-        sentences = pd.concat([scores, baselines])[["sentence", "illness_start", "illness_end"]].drop_duplicates()
-        pieces = model.span_log_probs(sentences["sentence"].tolist(),
-                                      list(zip(sentences["illness_start"], sentences["illness_end"])))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(path) as tmp:
-            sentences.assign(logp_name=[float(np.sum(row)) for row in pieces]).to_parquet(tmp, index=False)
-    names = pd.read_parquet(path)
 
-    def renamed(table: pd.DataFrame) -> pd.DataFrame:
-        merged = table.drop(columns=["pll_illness"]).merge(names, on=["sentence", "illness_start", "illness_end"])
-        return merged.rename(columns={"logp_name": "pll_illness"})
-
-    return method_scores(renamed(scores), renamed(baselines), "controlled", "illness", "sum")
+def whole_name_probes(bench: Path, cfg: causal_dose.BenchConfig) -> Path:
+    """``probe aq27 --name-scoring whole`` of every model of the bench (into ``bench/whole_name/probes``), each
+    linked to the audit of its corpus, and ``probe compare`` of the doses per seed: the same models as the
+    default probe saw, each illness's name masked whole."""
+    whole = bench / "whole_name"
+    settings = replace(cfg, name_scoring="whole")
+    for dose in cfg.doses:
+        for seed in cfg.seeds:
+            probe = causal_dose.probe_model(settings, whole, bench / "models" / f"{cfg.dose_name(dose)}_seed{seed}")
+            causal_dose.link_model(settings, bench, dose, probe)
+    causal_dose.compare_doses(settings, whole)
+    return whole
 
 
 def per_item(tables: dict[str, pd.DataFrame], targets: set[str]) -> pd.DataFrame:
@@ -194,10 +190,25 @@ def lean_changes(tables: dict[str, pd.DataFrame], targets: set[str]) -> dict[str
     return result
 
 
-def report(out: Path, dose: float, figure_dir: Path | None) -> dict[str, Any]:
-    """``positive_control.json`` (and a figure): the plant learnt, the probe item by item, the link and compare."""
-    from corpus_audit.probe.analysis import analyse_units
+def carriers_absorb(tables: dict[str, pd.DataFrame], targets: set[str]) -> dict[str, list[float]]:
+    """What the plant did to each part of the controlled score, plant - twin, target - control (95 % CI over the
+    11 + 11 illnesses): the name's log-probability in the items (``items``), in the neutral carriers (``carriers``,
+    the score's baseline) and their difference (``controlled``, the probe's score). Where the carriers move with
+    the items, the control takes the plant out with the name's baseline."""
+    parts = {}
+    for part, column in (("items", "item_logp"), ("carriers", "baseline"), ("controlled", "score")):
+        per_illness = {name: table[table["illness_type"] == "mental"].assign(
+            item_logp=lambda t: t["score"] + t["baseline"]).groupby("illness")[column].mean()
+            for name, table in tables.items()}
+        change = per_illness["plant"] - per_illness["twin"]
+        is_target = change.index.isin(targets)
+        parts[part] = bootstrap_difference(change[is_target].to_numpy(), change[~is_target].to_numpy())
+    return parts
 
+
+def report(out: Path, dose: float, figure_dir: Path | None) -> dict[str, Any]:
+    """``positive_control.json`` (and a figure): the plant learnt, the probe item by item, the link and compare,
+    with the probe's default scoring and with each name masked whole."""
     bench = out / "bench"
     cfg = causal_dose.BenchConfig(**json.loads((bench / "config.json").read_text()))
     templates = json.loads(Path(cfg.templates).read_text())
@@ -222,13 +233,16 @@ def report(out: Path, dose: float, figure_dir: Path | None) -> dict[str, Any]:
             record[key] = {name: bootstrap_difference(*(values[mask].to_numpy() for mask in (is_target, ~is_target)))
                            for name, values in (("plant", checks["plant"][measure]),
                                                 ("twin", checks["twin"][measure]), ("plant_minus_twin", change))}
-        for key, whole in (("probe", None), ("probe_whole_names", out / "whole_names")):
-            tables = {name: item_scores(folder, whole) for name, folder in (("plant", plant), ("twin", twin))}
+        for key, probes in (("probe", bench / "probes"), ("probe_whole_names", bench / "whole_name" / "probes")):
+            folders = {name: probes / folder.name for name, folder in (("plant", plant), ("twin", twin))}
+            tables = {name: item_scores(folder) for name, folder in folders.items()}
             record[key] = {"items": per_item(tables, targets).to_dict(orient="records"),
-                           **lean_changes(tables, targets)}
-            if whole is not None:  # the probe's own statistics on the whole-name scores
-                record[key].update({name: analyse_units(table, n_boot=cfg.n_boot, permutations=cfg.permutations)
-                                    for name, table in tables.items()})
+                           **lean_changes(tables, targets), "carriers_absorb": carriers_absorb(tables, targets)}
+            if key == "probe_whole_names":  # the product's own probe, link and compare of the names masked whole
+                record[key].update({name: causal_dose.probe_results(folder, templates)
+                                    for name, folder in folders.items()})
+                record[key]["compare"] = json.loads((bench / "whole_name" / "compare" / f"seed{seed}" /
+                                                     "compare.json").read_text())
         for name, model in (("plant", models[dose]), ("twin", models[0])):
             record[name] = {key: model[key] for key in ("probe_overall", "probe_dimensions", "link_evidence",
                                                         "link_correlations", "target_minus_control_lean_target_dims",
@@ -305,6 +319,8 @@ def main(argv: list[str] | None = None) -> None:
         causal_dose.main(["run", "-o", str(args.output / "bench"), "--corpus", str(corpus), "--doses",
                           f"0,{args.dose:g}", *[part for pair in settings.items() for part in pair],
                           "--figures", str(args.output / "bench" / "figures")])
+    whole_name_probes(args.output / "bench", causal_dose.BenchConfig(
+        **json.loads((args.output / "bench" / "config.json").read_text())))  # done once, then skipped
     summary = report(args.output, args.dose, args.figures)
     for seed, record in summary["models"].items():
         for key, measure in (("learnt_held_out_wording", "per piece"), ("learnt_held_out_wording_name", "name"),
@@ -312,7 +328,12 @@ def main(argv: list[str] | None = None) -> None:
             learnt = record[key]["plant_minus_twin"]
             print(f"{seed}: held-out planted wording ({measure}), plant - twin, target - control {learnt[0]:+.3f} "
                   f"[{learnt[1]:+.3f}, {learnt[2]:+.3f}]")
-        print(f"{seed}: link evidence plant {record['plant']['link_evidence']}, twin {record['twin']['link_evidence']}")
+        for key, label in (("", "as the probe scores by default"), ("probe_whole_names", "names masked whole")):
+            plant, twin = (record[key][name] if key else record[name] for name in ("plant", "twin"))
+            print(f"{seed}: {label}: link holds plant {plant['link_evidence']}, twin {twin['link_evidence']}; probe "
+                  "dimensions significant (Holm) plant "
+                  f"{[d for d, v in plant['probe_dimensions'].items() if v['significant']]}, twin "
+                  f"{[d for d, v in twin['probe_dimensions'].items() if v['significant']]}")
 
 
 if __name__ == "__main__":

@@ -72,8 +72,11 @@ def test_a_span_is_masked_as_one_unit_and_scored_left_to_right(anchor_models, ma
     phrase, word = (sentence.index("a woman"), sentence.index("a woman") + 7), (sentence.index("schizo"),
                                                                                  len(sentence) - 1)
     (pll,) = model.score([sentence])
-    (two_words, one_word), again = model.span_log_probs([sentence, sentence], [phrase, word], max_tokens), \
+    (two, one), (again,) = model.span_log_probs([sentence, sentence], [phrase, word], max_tokens), \
         model.span_log_probs([sentence], [word])
+    (two_words, one_word) = two.scores, one.scores
+    assert two.tokens == ["a", "woman"] and two.spans == [phrase[:1] + (phrase[0] + 1,), (phrase[0] + 2, phrase[1])]
+    assert two.total == pytest.approx(sum(two_words))
     # by hand: "a" with "a woman" masked, "woman" with itself masked (as the within-word PLL scores it)
     net, tokenizer = AutoModelForMaskedLM.from_pretrained(anchor_models["bert"]), \
         AutoTokenizer.from_pretrained(anchor_models["bert"])
@@ -86,8 +89,9 @@ def test_a_span_is_masked_as_one_unit_and_scored_left_to_right(anchor_models, ma
     assert len(two_words) == 2 and two_words[0] == pytest.approx(float(log_probs[ids[first]]), abs=1e-5)
     assert two_words[1] == pytest.approx(pll.span_scores(*phrase)[1], abs=1e-5)
     assert abs(two_words[0] - pll.span_scores(*phrase)[0]) > 0.01  # the PLL scores "a" with "woman" visible
-    assert one_word == pytest.approx(pll.span_scores(*word), abs=1e-5) == again[0]  # one word: the same
-    assert model.span_log_probs([sentence], [(0, 0)]) == [[]]
+    assert one_word == pytest.approx(pll.span_scores(*word), abs=1e-5) == again.scores  # one word: the same
+    assert one.tokens == ["schizophrenia"]  # its one piece, not the full stop
+    assert model.span_log_probs([sentence], [(0, 0)])[0].scores == []
 
 
 def test_the_memory_bound_holds_on_a_300_word_sentence(long_model):

@@ -298,32 +298,36 @@ class MaskedLM:
                             enc.spans) for enc, row in zip(encoded, scores)]
 
     def span_log_probs(self, sentences: Sequence[str], spans: Sequence[tuple[int, int]],
-                       max_tokens: int = MAX_TOKENS) -> list[list[float]]:
-        """Per sentence, the log-probability of each piece of the words inside its character span ``(start, end)``
-        with that piece and every later piece of the span masked, the earlier ones visible: their sum is the
-        log-probability of the whole span given the rest of the sentence (left to right), a phrase of several words
-        masked as one unit, as Kurita et al. (2019) mask a target of several pieces. The within-word PLL differs on
-        such a phrase: it scores "bipolar" with "affective disorder" visible, which gives the name away whatever the
-        rest of the sentence says."""
+                       max_tokens: int = MAX_TOKENS) -> list[SentencePLL]:
+        """Per sentence, the pieces of the words inside its character span ``(start, end)``, each scored with
+        itself and every later piece of the span masked, the earlier ones visible: the scores' sum
+        (:attr:`SentencePLL.total`) is the log-probability of the whole span given the rest of the sentence (left to
+        right), a phrase of several words masked as one unit, as Kurita et al. (2019) mask a target of several
+        pieces. The within-word PLL differs on such a phrase: it scores "bipolar" with "affective disorder"
+        visible, which gives the name away whatever the rest of the sentence says. Only the span's pieces are
+        scored (``tokens``, ``scores`` and ``spans`` hold those alone)."""
         encoded = self.encode(sentences)
-        inside = [[t for t, (a, b) in zip(enc.positions, enc.spans) if b > a and a >= start and b <= end]
+        inside = [[k for k, (a, b) in enumerate(enc.spans) if b > a and a >= start and b <= end]
                   for enc, (start, end) in zip(encoded, spans)]
-        copies = sorted((len(encoded[index].ids), index, k) for index, pieces in enumerate(inside)
+        positions = [[enc.positions[k] for k in chosen] for enc, chosen in zip(encoded, inside)]
+        copies = sorted((len(encoded[index].ids), index, k) for index, pieces in enumerate(positions)
                         for k in range(len(pieces)))
-        scores = [[0.0] * len(pieces) for pieces in inside]
+        scores = [[0.0] * len(pieces) for pieces in positions]
         for batch in _batches(copies, max_tokens):
             sequences = []
             for _, index, k in batch:
                 ids = list(encoded[index].ids)
-                for position in inside[index][k:]:
+                for position in positions[index][k:]:
                     ids[position] = self.tokenizer.mask_token_id
                 sequences.append(ids)
-            targets = [inside[index][k] for _, index, k in batch]
+            targets = [positions[index][k] for _, index, k in batch]
             values = self._log_probs(sequences, targets, [encoded[index].ids[t] for (_, index, _), t in
                                                           zip(batch, targets)])
             for (_, index, k), value in zip(batch, values):
                 scores[index][k] = value
-        return scores
+        return [SentencePLL(self.tokenizer.convert_ids_to_tokens([enc.ids[t] for t in pieces]), row,
+                            [enc.spans[k] for k in chosen])
+                for enc, pieces, chosen, row in zip(encoded, positions, inside, scores)]
 
     @property
     def mask(self) -> str:
