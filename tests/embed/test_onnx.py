@@ -90,7 +90,7 @@ def test_same_embeddings_rule():
 @pytest.mark.slow
 def test_minilm_default_is_onnx_with_the_scores_of_torch(onnx_cache, tiny_st_model):
     onnx, torch = load_embedder("minilm"), load_embedder("minilm", backend="torch")
-    assert onnx.model_id.startswith("onnxruntime-fp32:all-MiniLM-L6-v2@")
+    assert onnx.model_id.startswith("onnxruntime-fp32:all-MiniLM-L6-v2+stance-en@")
     axes = axes_for(onnx, "en", log=pytest.fail)  # the shipped axes, trained with sentence-transformers
     with pytest.raises(AxesMismatchError):
         axes.check_embedder(load_embedder(tiny_st_model, backend="onnx").model_id)
