@@ -252,6 +252,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lang", choices=sorted(LANGUAGES), required=True)
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--model", help="the named model whose branch is tuned (default: the language's default; "
+                                        "Spanish: e5-small-fp32, the tunable rebuild of the 4-bit default)")
     parser.add_argument("--out", type=Path, help="the adapter file (default: the package's, for the language)")
     parser.add_argument("--grid", type=Path, help="JSON list of settings objects (fields of Settings) to run")
     parser.add_argument("--out-dir", type=Path, help="where --grid writes its adapters and results.json")
@@ -266,7 +268,7 @@ def main() -> None:
     for field, default in asdict(Settings()).items():
         parser.add_argument(f"--{field.replace('_', '-')}", type=type(default), default=default)
     args = parser.parse_args()
-    model = LANGUAGES[args.lang].default_model
+    model = args.model or LANGUAGES[args.lang].default_model
     if args.prepare:
         prepare(load_training_data(args.lang), args.prepare)
         return
