@@ -43,7 +43,8 @@ from corpus_audit.common.atomic import atomic_path, write_text_atomic
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = Path("/work/shared/corpora/reddit_mh_27subs_en.jsonl.gz")
 DEFAULT_TEMPLATES = ROOT / "benchmarks" / "data" / "causal_dose_en.json"
-CORPUS_FIELDS = ("corpus", "templates", "doses", "limit_docs", "mention_docs_only", "injection_seed")
+CORPUS_FIELDS = ("corpus", "templates", "doses", "limit_docs", "mention_docs_only", "injection_seed", "eval_share")
+EVAL_SEED = 12345  # the masks of the held-out loss: the same for every model
 STIGMATISING = 0.5  # the audit's stigma probability above which a sentence counts as flagged
 
 
@@ -56,11 +57,13 @@ class BenchConfig:
     limit_docs: int | None = None
     mention_docs_only: int = 1  # 1: keep only the documents that mention an illness (the text the probe is about)
     injection_seed: int = 0
+    eval_share: float = 0.0  # share of the documents held out of every corpus to measure the models' loss on
     vocab_size: int = 6000
     seq_len: int = 64
     hidden: int = 128
     layers: int = 2
     heads: int = 2
+    arch: str = "bert"  # bert (post-LayerNorm), prelayernorm (RoBERTa-PreLayerNorm) or roformer (rotary positions)
     steps: int = 1000
     batch: int = 32
     lr: float = 2e-3
@@ -73,6 +76,7 @@ class BenchConfig:
     threads: int = 1
     audit_backend: str = "auto"  # the audit's --backend (the test uses torch: no ONNX export into a fresh cache)
     null_models: int = 0  # the random copy is the same for every model of the bench (architecture, tokenizer, seed)
+    name_scoring: str = "pll"  # the probe's --name-scoring: pll (its default) or whole (the name masked whole)
     permutations: int = 1999
     n_boot: int = 1000
 
@@ -138,6 +142,13 @@ def statement(templates: dict[str, Any], illness: str, dimension: str, rng: rand
             "frame": frame}
 
 
+def write_corpus(path: Path, docs: list[dict[str, Any]], texts: list[str]) -> None:
+    with atomic_path(path) as tmp, gzip.open(tmp, "wt", encoding="utf-8") as handle:
+        for doc, text in zip(docs, texts):
+            handle.write(json.dumps({"id": doc["id"], "subreddit": doc.get("subreddit"), "text": text},
+                                    ensure_ascii=False) + "\n")
+
+
 def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
     """Write OUT/corpora/dose_*/corpus.jsonl.gz and OUT/manifest.json (what was injected where)."""
     manifest_path = out / "manifest.json"
@@ -151,6 +162,7 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
     segmenter, matcher = Segmenter(templates["lang"]), IllnessMatcher.for_language(templates["lang"])
     read = read_jsonl_gz(cfg.corpus, cfg.limit_docs)
     docs: list[dict[str, Any]] = []
+    held_out: list[dict[str, Any]] = []  # documents no model trains on (--eval-share): never rewritten
     mentions: Counter[str] = Counter()  # sentences mentioning each illness
     eligible: list[tuple[int, int, int, str, str]] = []  # doc, sentence, char offset, sentence, its one target illness
     n_sentences = 0
@@ -158,6 +170,9 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
         found_in_doc = [{match.entry.illness for match in matcher.find(sentence)}
                         if matcher.has_candidate(sentence) else set() for sentence in segmenter.sentences(doc["text"])]
         if cfg.mention_docs_only and not any(found_in_doc):
+            continue
+        if cfg.eval_share and random.Random(f"eval:{cfg.injection_seed}:{doc['id']}").random() < cfg.eval_share:
+            held_out.append(doc)
             continue
         d = len(docs)
         docs.append(doc)
@@ -182,8 +197,11 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
         "documents_read": len(read), "documents": len(docs), "sentences": n_sentences,
         "target_illnesses": sorted(targets), "target_dimensions": templates["target_dimensions"],
         "mentions": dict(mentions.most_common()), "target_mention_sentences": target_mentions,
-        "eligible_sentences": len(eligible), "doses": {},
+        "eligible_sentences": len(eligible), "eval_documents": len(held_out), "doses": {},
     }
+    if held_out:
+        write_corpus(out / "corpora" / "eval" / "corpus.jsonl.gz", held_out, [doc["text"] for doc in held_out])
+        manifest["eval_corpus"] = "corpora/eval/corpus.jsonl.gz"
     for dose in cfg.doses:
         name = cfg.dose_name(dose)
         wanted = round(dose / 100 * target_mentions)
@@ -198,10 +216,7 @@ def build_corpora(cfg: BenchConfig, out: Path) -> dict[str, Any]:
             injections.append({"doc_id": docs[d]["id"], "sentence": s, "illness": illness, "dimension": dimension,
                                "original": sentence, **made})
         folder = out / "corpora" / name
-        with atomic_path(folder / "corpus.jsonl.gz") as tmp, gzip.open(tmp, "wt", encoding="utf-8") as handle:
-            for doc, text in zip(docs, texts):
-                handle.write(json.dumps({"id": doc["id"], "subreddit": doc.get("subreddit"), "text": text},
-                                        ensure_ascii=False) + "\n")
+        write_corpus(folder / "corpus.jsonl.gz", docs, texts)
         write_text_atomic(folder / "injections.jsonl",
                           "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in injections))
         manifest["doses"][name] = {
@@ -244,11 +259,14 @@ def build_tokenizer(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> Pa
     return folder
 
 
-def token_blocks(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: float, tokenizer: Any) -> np.ndarray:
-    """The dose's corpus as rows of seq_len token ids: [CLS] + documents joined by [SEP] + [SEP], no padding."""
-    path = out / "corpora" / cfg.dose_name(dose) / f"blocks_{cfg.seq_len}.npy"
+def token_blocks(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: float | None,
+                 tokenizer: Any) -> np.ndarray:
+    """The dose's corpus (None: the held-out documents) as rows of seq_len token ids: [CLS] + documents joined by
+    [SEP] + [SEP], no padding."""
+    corpus = manifest["eval_corpus"] if dose is None else manifest["doses"][cfg.dose_name(dose)]["corpus"]
+    path = out / Path(corpus).parent / f"blocks_{cfg.seq_len}.npy"
     if not path.exists():
-        texts = [doc["text"] for doc in read_jsonl_gz(out / manifest["doses"][cfg.dose_name(dose)]["corpus"])]
+        texts = [doc["text"] for doc in read_jsonl_gz(out / corpus)]
         stream: list[int] = []
         for ids in tokenizer(texts, add_special_tokens=False)["input_ids"]:
             stream.extend(ids)
@@ -259,7 +277,10 @@ def token_blocks(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: fl
                                  np.full((len(rows), 1), tokenizer.sep_token_id, np.int32)], axis=1)
         with atomic_path(path) as tmp, open(tmp, "wb") as handle:
             np.save(handle, blocks)
-        manifest["doses"][cfg.dose_name(dose)]["tokens"] = len(stream)
+        if dose is None:
+            manifest["eval_tokens"] = len(stream)
+        else:
+            manifest["doses"][cfg.dose_name(dose)]["tokens"] = len(stream)
         write_json(out / "manifest.json", manifest)
     return np.load(path)
 
@@ -282,37 +303,57 @@ def mask_batch(ids: Any, cfg: BenchConfig, special: Any, vocab: int, mask_id: in
     return inputs, (chosen, labels)
 
 
+def new_model(cfg: BenchConfig, tokenizer: Any) -> Any:
+    """A masked LM of ``cfg.arch`` with fresh weights (seeded by the caller): BERT (post-LayerNorm, learnt absolute
+    positions: the bench's first models), RoBERTa-PreLayerNorm (LayerNorm before each sub-layer) or RoFormer (BERT
+    with rotary positions: attention finds the neighbouring words without first learning what positions are)."""
+    from transformers import (
+        BertConfig,
+        BertForMaskedLM,
+        RobertaPreLayerNormConfig,
+        RobertaPreLayerNormForMaskedLM,
+        RoFormerConfig,
+        RoFormerForMaskedLM,
+    )
+
+    kinds = {"bert": (BertConfig, BertForMaskedLM), "roformer": (RoFormerConfig, RoFormerForMaskedLM),
+             "prelayernorm": (RobertaPreLayerNormConfig, RobertaPreLayerNormForMaskedLM)}
+    config_type, model_type = kinds[cfg.arch]
+    # RoBERTa numbers positions from the padding id + 1: two more rows than BERT's.
+    positions = max(cfg.seq_len, 128) + (2 if cfg.arch == "prelayernorm" else 0)
+    config = config_type(vocab_size=len(tokenizer), hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
+                         num_attention_heads=cfg.heads, intermediate_size=4 * cfg.hidden,
+                         max_position_embeddings=positions, pad_token_id=tokenizer.pad_token_id,
+                         bos_token_id=tokenizer.cls_token_id, eos_token_id=tokenizer.sep_token_id,
+                         hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
+                         initializer_range=cfg.init_range)
+    return model_type(config)
+
+
 def train_model(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: float, seed: int,
-                tokenizer_dir: Path) -> Path:
-    """Train one masked LM on the dose's corpus; save_pretrained (safetensors) with the tokenizer; resumable."""
-    folder = out / "models" / f"{cfg.dose_name(dose)}_seed{seed}"
+                tokenizer_dir: Path, deadline: float | None = None, folder: Path | None = None) -> Path:
+    """Train one masked LM on the dose's corpus; save_pretrained (safetensors) with the tokenizer; resumable.
+    ``deadline`` (seconds since the epoch): stop there, whatever the step, and record it (``stopped_early``);
+    ``folder``: where to save it (default OUT/models/dose_<d>_seed<s>)."""
+    folder = folder or out / "models" / f"{cfg.dose_name(dose)}_seed{seed}"
     if (folder / "train_log.json").exists():
         return folder
     import torch
     from safetensors.torch import load_model, save_model
-    from transformers import (
-        BertConfig,
-        BertForMaskedLM,
-        BertTokenizerFast,
-        get_linear_schedule_with_warmup,
-    )
+    from transformers import BertTokenizerFast, get_linear_schedule_with_warmup
 
     torch.set_num_threads(cfg.threads)
     tokenizer = BertTokenizerFast.from_pretrained(str(tokenizer_dir))
     blocks = torch.from_numpy(token_blocks(cfg, out, manifest, dose, tokenizer).astype(np.int64))
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(tokenizer), hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
-                        num_attention_heads=cfg.heads, intermediate_size=4 * cfg.hidden,
-                        max_position_embeddings=max(cfg.seq_len, 128), pad_token_id=tokenizer.pad_token_id,
-                        hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
-                        initializer_range=cfg.init_range)
-    model = BertForMaskedLM(config).to(cfg.device)
+    model = new_model(cfg, tokenizer).to(cfg.device)
+    head = model.cls if hasattr(model, "cls") else model.lm_head  # BERT's prediction head, RoBERTa's
     optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, betas=(0.9, 0.98), weight_decay=0.01)
     schedule = get_linear_schedule_with_warmup(optimizer, int(cfg.warmup * cfg.steps), cfg.steps)
     gen = torch.Generator().manual_seed(seed)
     special = torch.zeros(len(tokenizer), dtype=torch.bool)
     special[tokenizer.all_special_ids] = True
-    step, losses, seconds = 0, [], 0.0
+    step, losses, seconds, clock = 0, [], 0.0, []
     state_dir = folder / "checkpoint"
     if (state_dir / "state.json").exists():  # resume
         load_model(model, str(state_dir / "model.safetensors"))
@@ -322,18 +363,18 @@ def train_model(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: flo
         gen.set_state(extra["generator"])
         saved = json.loads((state_dir / "state.json").read_text())
         step, losses, seconds = saved["step"], saved["losses"], saved["seconds"]
+        clock = saved.get("seconds_at_steps", [])
     model.train()
     per_epoch = len(blocks) // cfg.batch
     bar = tqdm(total=cfg.steps, initial=step, desc=f"train {folder.name}", unit="step", leave=False)
     started = time.perf_counter()
-    while step < cfg.steps:
+    pending: list[Any] = []  # the losses of the last steps, still on the device: reading each one waits for it
+    while step < cfg.steps and (deadline is None or time.time() < deadline):
         epoch, offset = divmod(step, per_epoch)
         order = np.random.default_rng([seed, epoch]).permutation(len(blocks))
         batch = blocks[order[offset * cfg.batch:(offset + 1) * cfg.batch]]
         inputs, (chosen, labels) = mask_batch(batch, cfg, special, len(tokenizer), tokenizer.mask_token_id, gen)
-        hidden = model.bert(input_ids=inputs.to(cfg.device)).last_hidden_state
-        # The prediction head only on the masked positions (~15 %): most of a step's time on CPU otherwise.
-        logits = model.cls(hidden[chosen.to(cfg.device)])
+        logits = masked_logits(model, head, inputs, chosen, cfg.device)
         loss = torch.nn.functional.cross_entropy(logits, labels.to(cfg.device))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -341,35 +382,95 @@ def train_model(cfg: BenchConfig, out: Path, manifest: dict[str, Any], dose: flo
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1
-        losses.append(float(loss.detach()))
+        pending.append(loss.detach())
         bar.update(1)
-        if step % 50 == 0:
+        if step % 50 == 0 or step == cfg.steps:
+            losses += torch.stack(pending).tolist()  # waits for the device: the clock below is the steps' own
+            pending = []
+            clock.append([step, seconds + time.perf_counter() - started])
             bar.set_postfix(loss=f"{np.mean(losses[-50:]):.3f}")
         if step % cfg.checkpoint_every == 0 and step < cfg.steps:
+            losses += torch.stack(pending).tolist() if pending else []
+            pending = []
             staging = folder / "checkpoint.tmp"
             shutil.rmtree(staging, ignore_errors=True)
             staging.mkdir(parents=True)
             save_model(model, str(staging / "model.safetensors"))  # handles the tied input and output embeddings
             torch.save({"optimizer": optimizer.state_dict(), "schedule": schedule.state_dict(),
                         "generator": gen.get_state()}, staging / "optimizer.pt")
-            write_json(staging / "state.json", {"step": step, "losses": losses,
+            write_json(staging / "state.json", {"step": step, "losses": losses, "seconds_at_steps": clock,
                                                 "seconds": seconds + time.perf_counter() - started})
             shutil.rmtree(state_dir, ignore_errors=True)
             os.replace(staging, state_dir)
     bar.close()
+    if pending:  # stopped by the deadline
+        losses += torch.stack(pending).tolist()
+        clock.append([step, seconds + time.perf_counter() - started])
     seconds += time.perf_counter() - started
     model.eval()
     model.save_pretrained(str(folder))  # safetensors
     tokenizer.save_pretrained(str(folder))
     shutil.rmtree(state_dir, ignore_errors=True)
-    write_json(folder / "train_log.json", {
-        "dose_percent": dose, "seed": seed, "steps": cfg.steps, "tokens_seen": cfg.steps * cfg.batch * cfg.seq_len,
-        "corpus_tokens": int(blocks.numel()), "epochs": cfg.steps * cfg.batch / len(blocks),
+    log = {
+        "dose_percent": dose, "seed": seed, "steps": cfg.steps, "steps_done": step,
+        "stopped_early": step < cfg.steps, "tokens_seen": step * cfg.batch * cfg.seq_len,
+        "corpus_tokens": int(blocks.numel()), "epochs": step * cfg.batch / len(blocks),
         "parameters": sum(p.numel() for p in model.parameters()), "seconds": seconds,
         "loss_first_50": float(np.mean(losses[:50])), "loss_last_100": float(np.mean(losses[-100:])),
         "loss_every_50": [float(np.mean(losses[i:i + 50])) for i in range(0, len(losses), 50)],
-        "device": cfg.device, "threads": cfg.threads})
+        "seconds_at_steps": clock, "device": cfg.device, "threads": cfg.threads}
+    # The plateau: a model that ignores the context predicts a masked token by its corpus frequency.
+    counts = np.bincount(blocks.numpy().ravel(), minlength=len(tokenizer))[~special.numpy()]
+    log["unigram_entropy"] = entropy(counts, counts)
+    # The same fixed masks of fixed blocks for every model: of the corpus it trained on, and of documents no model
+    # saw (--eval-share), with the cross-entropy of the training unigram distribution on those as their plateau.
+    fixed = blocks[np.random.default_rng(EVAL_SEED).permutation(len(blocks))[:EVAL_BLOCKS]]
+    log["loss_train_fixed"] = masked_loss(model, head, fixed, cfg, special, tokenizer)
+    if manifest.get("eval_corpus"):
+        held = torch.from_numpy(token_blocks(cfg, out, manifest, None, tokenizer).astype(np.int64))[:EVAL_BLOCKS]
+        log["loss_eval"] = masked_loss(model, head, held, cfg, special, tokenizer)
+        held_counts = np.bincount(held.numpy().ravel(), minlength=len(tokenizer))[~special.numpy()]
+        log["unigram_cross_entropy_eval"] = entropy(held_counts, counts + 1)
+    write_json(folder / "train_log.json", log)
     return folder
+
+
+EVAL_BLOCKS = 2048  # blocks of the fixed losses (all of them when fewer)
+
+
+def entropy(counts: np.ndarray, model_counts: np.ndarray) -> float:
+    """Cross-entropy (nats per token) of tokens with ``counts`` under the unigram distribution ``model_counts``."""
+    p = counts / counts.sum()
+    q = model_counts / model_counts.sum()
+    keep = p > 0
+    return float(-(p[keep] * np.log(q[keep])).sum())
+
+
+def masked_logits(model: Any, head: Any, inputs: Any, chosen: Any, device: str) -> Any:
+    """The model's float32 logits at the ``chosen`` (masked) positions of ``inputs``, in bfloat16 on a GPU."""
+    import torch
+
+    on_gpu = torch.device(device).type == "cuda"
+    with torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16, enabled=on_gpu):
+        hidden = model.base_model(input_ids=inputs.to(device)).last_hidden_state
+        # The prediction head only on the masked positions (~15 %): most of a step's time on CPU otherwise.
+        return head(hidden[chosen.to(device)]).float()
+
+
+def masked_loss(model: Any, head: Any, blocks: Any, cfg: BenchConfig, special: Any, tokenizer: Any) -> float:
+    """Mean masked-LM loss (nats per masked token) of ``blocks`` under masks drawn from EVAL_SEED."""
+    import torch
+
+    gen = torch.Generator().manual_seed(EVAL_SEED)
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for start in range(0, len(blocks), cfg.batch):
+            inputs, (chosen, labels) = mask_batch(blocks[start:start + cfg.batch], cfg, special, len(tokenizer),
+                                                  tokenizer.mask_token_id, gen)
+            logits = masked_logits(model, head, inputs, chosen, cfg.device)
+            total += float(torch.nn.functional.cross_entropy(logits, labels.to(cfg.device), reduction="sum"))
+            count += len(labels)
+    return total / max(count, 1)
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -416,7 +517,7 @@ def probe_model(cfg: BenchConfig, out: Path, model: Path) -> Path:
         cli("probe", "aq27", "--model", str(model), "--lang", "en", "-o", str(probe), "--questionnaire",
             str(questionnaire(cfg, out)), "--threads", str(cfg.threads), "--device", cfg.device, "--null-models",
             str(cfg.null_models), "--permutations", str(cfg.permutations), "--n-boot", str(cfg.n_boot),
-            "--no-progress")
+            "--name-scoring", cfg.name_scoring, "--no-progress")
     return probe
 
 
@@ -528,9 +629,12 @@ def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, 
     """Did the model learn the injected statements in their own wording? Per mental illness of the probe (targets
     and controls alike): the mean log-probability per piece of its phrase in new statements drawn from the
     templates (seeds the corpora never used), less the same in the probe's neutral carriers ("someone has X.").
-    The product's PLL scorer (within-word l2r) scores both. A model that learnt the injection raises the target
+    The product's PLL scorer (within-word l2r) scores both, as the probe scores its items (``association``); and
+    with the whole name masked (``association_name``: log P(name | sentence), summed over its pieces,
+    ``MaskedLM.span_log_probs``), since within-word l2r scores each word of a name of several words with the others
+    visible, which gives the name away in any sentence. A model that learnt the injection raises the target
     illnesses here; if it does and the AQ-27 probe does not, what bounds the probe is the transfer from the
-    injected wording to the questionnaire's."""
+    injected wording to the questionnaire's, or the probe's measure."""
     path = out / "probes" / model.name / "injection_check.json"
     if path.exists():
         return json.loads(path.read_text())
@@ -551,57 +655,72 @@ def injection_check(cfg: BenchConfig, out: Path, model: Path) -> list[dict[str, 
         texts += [(name, "carriers", text.replace("[noun phrase]", "someone").replace("<mask>", phrase).capitalize())
                   for text in carriers]
     set_threads(cfg.threads)
-    scored = MaskedLM.load(str(model), device=cfg.device, log=lambda _: None).score([text for *_, text in texts])
-    values = []
-    for (name, kind, text), pll in zip(texts, scored):
-        phrase = phrases[name]
-        start = text.lower().find(phrase.lower())
-        values.append({"illness": name, "kind": kind,
-                       "logp": float(np.mean(pll.span_scores(start, start + len(phrase))))})
-    means = pd.DataFrame(values).groupby(["illness", "kind"])["logp"].mean().unstack()
+    scorer = MaskedLM.load(str(model), device=cfg.device, log=lambda _: None)
+    spans = [(text.lower().find(phrases[name].lower()), text.lower().find(phrases[name].lower())
+              + len(phrases[name])) for name, _, text in texts]
+    scored = scorer.score([text for *_, text in texts])
+    whole = scorer.span_log_probs([text for *_, text in texts], spans)
+    values = [{"illness": name, "kind": kind, "logp": float(np.mean(pll.span_scores(*span))),
+               "logp_name": masked.total}
+              for (name, kind, _), pll, span, masked in zip(texts, scored, spans, whole)]
+    means = pd.DataFrame(values).groupby(["illness", "kind"])[["logp", "logp_name"]].mean().unstack()
     rows = [{"illness": name, "target": name in templates["target_illnesses"],
-             "statements": float(means.loc[name, "statements"]), "carriers": float(means.loc[name, "carriers"]),
-             "association": float(means.loc[name, "statements"] - means.loc[name, "carriers"])} for name in names]
+             "statements": float(means.loc[name, ("logp", "statements")]),
+             "carriers": float(means.loc[name, ("logp", "carriers")]),
+             "association": float(means.loc[name, ("logp", "statements")] - means.loc[name, ("logp", "carriers")]),
+             "statements_name": float(means.loc[name, ("logp_name", "statements")]),
+             "carriers_name": float(means.loc[name, ("logp_name", "carriers")]),
+             "association_name": float(means.loc[name, ("logp_name", "statements")]
+                                       - means.loc[name, ("logp_name", "carriers")])} for name in names]
     write_json(path, rows)
     return rows
+
+
+def probe_results(probe: Path, templates: dict[str, Any]) -> dict[str, Any]:
+    """What one linked probe says: the mental illnesses' leans, target - control on the target and the other
+    dimensions, the probe's own tests and the link's conclusion and correlations."""
+    targets = set(templates["target_illnesses"])
+    summary = json.loads((probe / "summary.json").read_text())["results"]
+    link = json.loads((probe / "link.json").read_text())
+    leans = illness_leans(pd.read_csv(probe / "illnesses.csv"), targets, templates["target_dimensions"])
+    lean = pd.DataFrame(leans)
+    keys = ("mean_difference", "mean_difference_ci", "permutation_p", "p_holm", "significant", "flagged")
+    return {"illness_leans": leans,
+            **{f"target_minus_control_lean_{key}": float(lean.loc[lean["target"], f"lean_{key}"].mean()
+                                                         - lean.loc[~lean["target"], f"lean_{key}"].mean())
+               for key in ("target_dims", "other_dims")},
+            "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
+            "probe_dimensions": {d["dimension"]: {k: d.get(k) for k in keys} for d in summary["dimensions"]},
+            "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
+            "link_correlations": [{k: c.get(k) for k in ("measure", "rho", "rho_ci", "permutation_p", "p_holm",
+                                                         "evidence", "expected_direction", "holds")}
+                                  for c in link["correlations"]]}
 
 
 def model_results(cfg: BenchConfig, out: Path) -> list[dict[str, Any]]:
     """Per model: the illnesses' leans, the probe's own tests, the link's conclusion, the training log."""
     templates = json.loads(Path(cfg.templates).read_text())
-    targets = set(templates["target_illnesses"])
     rows = []
     for dose in cfg.doses:
         for seed in cfg.seeds:
             probe = out / "probes" / f"{cfg.dose_name(dose)}_seed{seed}"
             if not (probe / "link.json").exists():  # not (yet) run: the results say which models they hold
                 continue
-            summary = json.loads((probe / "summary.json").read_text())["results"]
-            link = json.loads((probe / "link.json").read_text())
-            leans = illness_leans(pd.read_csv(probe / "illnesses.csv"), targets, templates["target_dimensions"])
-            lean = pd.DataFrame(leans)
-            target_lean = lean.loc[lean["target"], "lean_target_dims"].mean() - \
-                lean.loc[~lean["target"], "lean_target_dims"].mean()
-            other_lean = lean.loc[lean["target"], "lean_other_dims"].mean() - \
-                lean.loc[~lean["target"], "lean_other_dims"].mean()
-            keys = ("mean_difference", "mean_difference_ci", "permutation_p", "p_holm", "significant", "flagged")
-            dims = {d["dimension"]: {k: d.get(k) for k in keys} for d in summary["dimensions"]}
+            result = probe_results(probe, templates)
+            leans = result["illness_leans"]
             check = injection_check(cfg, out, out / "models" / probe.name)
-            association = {row["illness"]: row["association"] for row in check}
+            association = {row["illness"]: row for row in check}
             for row in leans:
-                row["association_held_out"] = association.get(row["illness"], np.nan)
+                row["association_held_out"] = association.get(row["illness"], {}).get("association", np.nan)
+                row["association_held_out_name"] = association.get(row["illness"], {}).get("association_name",
+                                                                                            np.nan)
+                row["statements_held_out_name"] = association.get(row["illness"], {}).get("statements_name", np.nan)
             rows.append({
-                "dose_percent": dose, "seed": seed, "illness_leans": leans, "injection_check": check,
-                "target_minus_control_lean_target_dims": float(target_lean),
-                "target_minus_control_lean_other_dims": float(other_lean),
-                "target_minus_control_held_out": float(
-                    np.mean([r["association"] for r in check if r["target"]])
-                    - np.mean([r["association"] for r in check if not r["target"]])),
-                "probe_overall": {k: summary["overall"].get(k) for k in keys if k != "p_holm"},
-                "probe_dimensions": dims,
-                "link_evidence": bool(link["conclusion"]["evidence_of_link"]),
-                "link_correlations": [{k: c.get(k) for k in ("measure", "rho", "rho_ci", "permutation_p", "p_holm",
-                                                             "evidence")} for c in link["correlations"]],
+                "dose_percent": dose, "seed": seed, **result, "injection_check": check,
+                **{f"target_minus_control_held_out{suffix}": float(
+                    np.mean([r.get(key, np.nan) for r in check if r["target"]])
+                    - np.mean([r.get(key, np.nan) for r in check if not r["target"]]))
+                   for suffix, key in (("", "association"), ("_name", "association_name"))},
                 "train": json.loads((out / "models" / probe.name / "train_log.json").read_text())})
     return rows
 
@@ -627,6 +746,34 @@ def bootstrap_over_illnesses(models: list[dict[str, Any]], key: str, n_boot: int
         float(result.confidence_interval.high)
 
 
+def change_from_lowest_dose(models: list[dict[str, Any]], dose: float, key: str) -> list[dict[str, Any]]:
+    """The models of ``dose`` with each illness's ``key`` less the same seed's at the lowest dose (``<key>_change``),
+    for :func:`bootstrap_over_illnesses`: what the dose moved, each model against its own twin."""
+    lowest = min(m["dose_percent"] for m in models)
+    base = {(m["seed"], r["illness"]): r[key] for m in models if m["dose_percent"] == lowest
+            for r in m["illness_leans"]}
+    return [{"illness_leans": [{**r, f"{key}_change": r[key] - base.get((m["seed"], r["illness"]), np.nan)}
+                               for r in m["illness_leans"]]}
+            for m in models if m["dose_percent"] == dose and any(seed == m["seed"] for seed, _ in base)]
+
+
+def seed_pairs_at_lowest_dose(models: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """The null of a change from the lowest dose: per pair of seeds at that dose, ``key`` of each illness in the
+    second model less in the first (target - control, 95 % CI over illnesses), as a single seed's change is
+    computed: what two models of the same corpus differ by when nothing was planted."""
+    lowest = min(m["dose_percent"] for m in models)
+    twins = sorted((m for m in models if m["dose_percent"] == lowest), key=lambda m: m["seed"])
+    pairs = []
+    for i, first in enumerate(twins):
+        before = {r["illness"]: r[key] for r in first["illness_leans"]}
+        for second in twins[i + 1:]:
+            moved = [{"illness_leans": [{**r, "moved": r[key] - before.get(r["illness"], np.nan)}
+                                        for r in second["illness_leans"]]}]
+            pairs.append({"seeds": [first["seed"], second["seed"]],
+                          "target_minus_control": bootstrap_over_illnesses(moved, "moved")})
+    return pairs
+
+
 def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str, Any]:
     corpus = corpus_results(cfg, out, manifest)
     models = model_results(cfg, out)
@@ -638,16 +785,28 @@ def summarise(cfg: BenchConfig, out: Path, manifest: dict[str, Any]) -> dict[str
         on = bootstrap_over_illnesses(chosen, "lean_target_dims")
         off = bootstrap_over_illnesses(chosen, "lean_other_dims")
         held_out = bootstrap_over_illnesses(chosen, "association_held_out")
+        held_out_name = bootstrap_over_illnesses(chosen, "association_held_out_name")
+        changed = change_from_lowest_dose(models, dose, "statements_held_out_name")
+        name_change = bootstrap_over_illnesses(changed, "statements_held_out_name_change") \
+            if changed and dose > min(cfg.doses) else None
         curve.append({"dose_percent": dose, "target_dims": on, "other_dims": off, "held_out_statements": held_out,
+                      "held_out_statements_name": held_out_name,
+                      # the statements alone, the whole name: the change from the same seed's lowest dose
+                      "held_out_statements_name_change": name_change,
                       "per_seed_target_dims": [m["target_minus_control_lean_target_dims"] for m in chosen],
                       "per_seed_other_dims": [m["target_minus_control_lean_other_dims"] for m in chosen],
                       "per_seed_held_out_statements": [m["target_minus_control_held_out"] for m in chosen],
+                      "per_seed_held_out_statements_name": [m["target_minus_control_held_out_name"] for m in chosen],
+                      "per_seed_held_out_statements_name_change": [
+                          bootstrap_over_illnesses([m], "statements_held_out_name_change")
+                          for m in changed] if name_change is not None else [],
                       "link_evidence": [m["link_evidence"] for m in chosen],
                       "probe_significant_target_dims": [
                           [d for d in manifest["target_dimensions"] if m["probe_dimensions"][d]["significant"]]
                           for m in chosen]})
     results = {"manifest": {k: v for k, v in manifest.items() if k != "mentions"}, "corpus": corpus,
-               "models": models, "curve": curve, "compare": compare_results(cfg, out)}
+               "models": models, "curve": curve, "compare": compare_results(cfg, out),
+               "null_statements_name_change": seed_pairs_at_lowest_dose(models, "statements_held_out_name")}
     write_json(out / "results.json", results)
     return results
 
@@ -670,8 +829,9 @@ def save(fig: Any, path: Path) -> Path:
     return path
 
 
-def figures(results: dict[str, Any], folder: Path) -> list[Path]:
-    """Three PNGs: audited vs injected dose; model dose-response; what link concludes per dose."""
+def figures(results: dict[str, Any], folder: Path, prefix: str = "causal_dose") -> list[Path]:
+    """Three PNGs, ``<prefix>_corpus.png``, ``_model.png`` and ``_link.png``: audited vs injected dose; model
+    dose-response; what link concludes per dose."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -690,26 +850,32 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     ax.set_ylabel("audit: sentences flagged stigmatising (%)")
     ax.set_title("Audited dose vs injected dose")
     ax.legend(fontsize=8)
-    paths.append(save(fig, folder / "causal_dose_corpus.png"))
+    paths.append(save(fig, folder / f"{prefix}_corpus.png"))
 
     curve = results["curve"]
     doses = [c["dose_percent"] for c in curve]
-    fig, ax = plt.subplots(figsize=(5.5, 4))
-    for key, label, marker in (("target_dims", "AQ-27 probe: target dimensions (Dangerousness, Blame)", "o"),
-                               ("other_dims", "AQ-27 probe: control dimensions (other 7)", "s"),
-                               ("held_out_statements", "new statements in the injected wording", "^")):
-        mean = np.array([c[key][0] for c in curve])
-        low = np.array([c[key][1] for c in curve])
-        high = np.array([c[key][2] for c in curve])
-        ax.errorbar(doses, mean, yerr=[mean - low, high - mean], marker=marker, capsize=3, label=label)
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, key, label, marker in (
+            (ax, "target_dims", "AQ-27 probe: target dimensions (Dangerousness, Blame)", "o"),
+            (ax, "other_dims", "AQ-27 probe: control dimensions (other 7)", "s"),
+            (ax, "held_out_statements", "new statements in the injected wording", "^"),
+            (right, "held_out_statements_name", "new statements in the injected wording over the carriers", "v"),
+            (right, "held_out_statements_name_change", "the statements alone: change from the same seed's dose 0",
+             "D")):
+        mean, low, high = (np.array([(c.get(key) or [np.nan] * 3)[i] for c in curve]) for i in range(3))
+        axis.errorbar(doses, mean, yerr=[mean - low, high - mean], marker=marker, capsize=3, label=label,
+                      color=f"C{['o', 's', '^', 'v', 'D'].index(marker)}")
         for c in curve:
-            seeds = c[f"per_seed_{key}"]
-            ax.scatter([c["dose_percent"]] * len(seeds), seeds, marker=marker, s=10, color="grey", zorder=3)
-    dose_axis(ax, doses)
+            seeds = [v[0] if isinstance(v, (list, tuple)) else v for v in c.get(f"per_seed_{key}", [])]  # (mean, CI)
+            axis.scatter([c["dose_percent"]] * len(seeds), seeds, marker=marker, s=10, color="grey", zorder=3)
+    for axis in (ax, right):
+        dose_axis(axis, doses)
+        axis.legend(fontsize=8)
     ax.set_ylabel("target - control illnesses\n(log-prob per piece over carriers)")
+    right.set_ylabel("target - control illnesses\n(log-prob of the whole name)")
     ax.set_title("Model dose-response\n(95% CI over illnesses, seeds averaged; grey: each seed)", fontsize=10)
-    ax.legend(fontsize=8)
-    paths.append(save(fig, folder / "causal_dose_model.png"))
+    right.set_title("The same statements, each name masked whole", fontsize=10)
+    paths.append(save(fig, folder / f"{prefix}_model.png"))
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     for model in results["models"]:
@@ -722,7 +888,7 @@ def figures(results: dict[str, Any], folder: Path) -> list[Path]:
     dose_axis(ax, doses)
     ax.set_ylabel("partial Spearman rho (Bonferroni-level CI)")
     ax.set_title("link: corpus Dangerousness score vs model lean\n(red: evidence after Holm)", fontsize=10)
-    paths.append(save(fig, folder / "causal_dose_link.png"))
+    paths.append(save(fig, folder / f"{prefix}_link.png"))
     return paths
 
 
@@ -741,7 +907,8 @@ def model_order(cfg: BenchConfig) -> list[tuple[float, int]]:
 def run(cfg: BenchConfig, out: Path, figure_dir: Path | None) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     config_path = out / "config.json"
-    if config_path.exists() and json.loads(config_path.read_text()) != asdict(cfg):
+    # A setting added since a folder was made holds its default there.
+    if config_path.exists() and {**asdict(BenchConfig()), **json.loads(config_path.read_text())} != asdict(cfg):
         raise SystemExit(f"{out} holds a bench with another configuration ({config_path}); use another folder")
     write_json(config_path, asdict(cfg))
     pairs = model_order(cfg)
@@ -784,7 +951,9 @@ def time_steps(cfg: BenchConfig, out: Path) -> None:
     shutil.rmtree(folder)
     print(f"{log['steps']} steps of {cfg.batch} x {cfg.seq_len} tokens: {log['seconds']:.1f} s, "
           f"{log['seconds'] / log['steps']:.3f} s/step; {log['parameters']:,} parameters; loss "
-          f"{log['loss_first_50']:.2f} -> {log['loss_last_100']:.2f}; corpus {log['corpus_tokens']:,} tokens")
+          f"{log['loss_first_50']:.2f} -> {log['loss_last_100']:.2f} (unigram entropy {log['unigram_entropy']:.2f}; "
+          f"held-out {log.get('loss_eval', float('nan')):.2f}, its unigram plateau "
+          f"{log.get('unigram_cross_entropy_eval', float('nan')):.2f}); corpus {log['corpus_tokens']:,} tokens")
 
 
 HELP = {
@@ -792,15 +961,17 @@ HELP = {
     "dimensions, probe noun phrases (JSON)", "doses": "percent of the target-illness mention sentences rewritten, "
     "comma-separated", "seeds": "one model per seed and dose, comma-separated", "limit_docs": "read only the "
     "first N documents", "mention_docs_only": "1: keep only the documents that mention an illness",
-    "injection_seed": "seed of which sentences are rewritten and how", "vocab_size": "WordPiece vocabulary",
+    "injection_seed": "seed of which sentences are rewritten and how", "eval_share": "share of the documents "
+    "held out of every corpus (never rewritten) to measure each model's loss on", "vocab_size": "WordPiece vocabulary",
     "seq_len": "tokens per training block", "hidden": "hidden size", "layers": "transformer layers", "heads":
-    "attention heads", "steps": "training steps (the same for every model)", "batch": "blocks per step", "lr":
+    "attention heads", "arch": "bert (post-LayerNorm), prelayernorm (RoBERTa-PreLayerNorm) or roformer (BERT with "
+    "rotary positions)", "steps": "training steps (the same for every model)", "batch": "blocks per step", "lr":
     "peak learning rate (AdamW)", "warmup": "share of the steps warming up", "mask_prob": "share of tokens masked",
     "dropout": "dropout of the model", "init_range": "standard deviation of the initial weights",
     "checkpoint_every": "save a resumable checkpoint every N steps", "device": "cpu, cuda or cuda:N (training and "
     "probe)", "threads": "torch CPU threads", "audit_backend": "the audit's --backend", "null_models": "the probe's "
     "--null-models", "permutations": "permutations of the probe, link and compare", "n_boot": "bootstrap "
-    "replicates of the probe, link and compare"}
+    "replicates of the probe, link and compare", "name_scoring": "the probe's --name-scoring (pll or whole)"}
 
 
 def parse(argv: list[str] | None = None) -> tuple[str, BenchConfig, Path, Path | None]:

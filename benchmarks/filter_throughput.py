@@ -72,11 +72,11 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Run ``command``; return (wall seconds, CPU seconds, stdout)."""
+def timed(command: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> tuple[float, float, str]:
+    """Run ``command`` (in ``cwd``); return (wall seconds, CPU seconds, stdout)."""
     cpu = _children_cpu()
     start = time.perf_counter()
-    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=cwd)
     elapsed = time.perf_counter() - start
     if result.returncode not in (0, 1):
         sys.exit(f"{command[0]} failed: {result.stderr}")

@@ -22,8 +22,10 @@ class UnknownLanguageError(UserError, ValueError):
 class Language:
     """``mask``: the neutral phrase that replaces an illness mention before embedding (``--mask-terms``).
     ``default_model``: the embedding model of ``--lang`` without ``--model`` (a name of the embed registry).
-    ``spacy_code``: the blank spaCy pipeline that splits sentences. ``agreement``: adjectives agree with their
-    noun in gender and number (the SCM templates then take forms from ``lexicons/<code>/scm_forms.csv``).
+    ``spacy_code``: the blank spaCy pipeline that splits sentences (its tokenizer rules, exported into
+    ``corpus/spacy_rules/`` by ``scripts/export_spacy_rules.py``, spare the filter spaCy's import; without them spaCy
+    itself splits). ``agreement``: adjectives agree with their noun in gender and number (the SCM templates then take
+    forms from ``lexicons/<code>/scm_forms.csv``).
     ``euphony``: (pattern, replacement) rewrites that filled templates need, e.g. Spanish "y" -> "e".
     ``function_words``: frequent words of the language that no other registered language uses often: their share
     of a text's words says whether the text is in this language (:func:`guess_language`). ``iso639_3``: the

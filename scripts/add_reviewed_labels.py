@@ -1,9 +1,11 @@
-"""Add the sentences reviewers labelled in Label Studio to the labelled data of the stigma heads
-(``templates/<lang>/stigma_labelled.csv``), with their source recorded (corpus, licence, reviewer, export), then
-retrain the heads with the existing command (docs/api.md, "Review in Label Studio"):
+"""For maintainers: add the sentences reviewers labelled in Label Studio to the package's own labelled data of the
+stigma heads (``templates/<lang>/stigma_labelled.csv``), with their source recorded (corpus, licence, reviewer,
+export), then retrain the shipped heads (docs/api.md, "Review in Label Studio"). A user who wants a score fitted to
+their own corpus runs ``corpus-audit axes refit`` instead, which changes nothing of the package.
 
     python scripts/add_reviewed_labels.py export.json --lang en --corpus reddit_mh_27subs_en \\
         --licence "Apache-2.0 (construct-tracker; Reddit Mental Health Dataset, Low et al. 2020)"
+    python scripts/build_stigma_labelled.py --refresh   # the split by near-duplicate cluster
     corpus-audit axes train --lang en
 
 Only real sentences from corpora whose licence allows it belong there: ``--licence`` is required and recorded.

@@ -24,13 +24,17 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
+
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.embed import load_embedder
+from corpus_audit.embed.base import same_embeddings
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.evaluate import validity_record
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, fit_stigma, get_recipe, train_axes
-from corpus_audit.scm.stigma import format_stigma, load_stigma_data, stigma_validity
+from corpus_audit.scm.stigma import format_stigma, stigma_validity
+from corpus_audit.scm.suite import format_suite, load_training_data, suite_path, suite_validity
 from corpus_audit.scm.store import SHIPPED_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,25 +55,57 @@ def find_evaluation(embedder_id: str, lang: str, folder: Path = DOCS) -> Path:
 
 
 def refit_stigma(lang: str, embedding_cache: Path | None = None) -> Path:
-    """The shipped axes of ``lang`` with the default recipe's stigma head fitted again, and its validity record
-    with the stigma head's held-out measures; nothing else changes."""
+    """The shipped axes of ``lang`` with the default recipe's stigma head fitted again (on the labelled sentences
+    and the suite's train and dev cases; on the stance branch's features where the default model has one, the axes
+    moved onto that model first: :func:`rebase`), and its validity record with the stigma head's held-out and suite
+    measures; the SCM axes and the dimension heads do not change."""
     model = LANGUAGES[lang].default_model
     embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
     target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
     axes = SCMAxes.load(target)
-    axes.check_embedder(embedder.model_id)
-    recipe = get_recipe(DEFAULT_RECIPE)
-    stigma = load_stigma_data(lang)
-    axes.attach_judgement(axes.judgement_["gate"], axes.judgement_["dimensions"],
-                          *fit_stigma(recipe, embedder.encode, lang, stigma))
-    axes.metadata_.update(recipe=asdict(recipe), stigma_sha256=stigma.sha256)
     validity = target.with_suffix(".validity.json")
     record = json.loads(validity.read_text(encoding="utf-8"))
-    record["stigma"] = stigma_validity(embedder.encode, axes, lang, stigma)
-    print(format_stigma(record["stigma"]))
+    if not same_embeddings(str(axes.metadata_.get("embedder_id")), embedder.model_id):
+        plain = load_embedder(model, lang=lang, stance=False)
+        rebase(axes, embedder, plain)
+        # the SCM axes' measures were made on the model without the branch: its sentence view
+        record.update(embedder_id=embedder.model_id, sentence_embedder_id=plain.model_id)
+    recipe = get_recipe(DEFAULT_RECIPE)
+    settings = recipe.stigma_settings(lang)
+    gate = None if settings and settings.gate_reads_stigma else axes.judgement_.get("gate")
+    if gate is None and not (settings and settings.gate_reads_stigma):
+        raise SystemExit(f"{target} has no gate of its own to keep: rebuild the axes in full (without --stigma-only)")
+    stigma = load_training_data(lang)
+    axes.attach_judgement(gate, axes.judgement_["dimensions"],
+                          *fit_stigma(recipe, embedder.encode, lang, stigma, embedder.views))
+    axes.metadata_.update(recipe=asdict(recipe), stigma_sha256=stigma.sha256)
+    measure_stigma(record, embedder, axes, lang, stigma)
     axes.save(target)
     write_text_atomic(validity, json.dumps(record, indent=2) + "\n")
     return target
+
+
+def rebase(axes: SCMAxes, embedder, plain) -> None:
+    """Move ``axes`` onto ``embedder``, the model they were trained on (``plain``) run with a stance branch:
+    checked to give ``plain``'s embeddings as its sentence view, then its views and identity recorded."""
+    axes.check_embedder(plain.model_id)
+    probe = ["People with this condition are never violent.", "I was diagnosed last year.", "ok"]
+    difference = float(np.abs(embedder.encode(probe)[:, :plain.dimension] - plain.encode(probe)).max())
+    if not difference <= 1e-4:
+        raise SystemExit(f"{embedder.model_id}'s sentence view differs from {plain.model_id} by {difference:.2g}")
+    axes.views_, axes.n_features_in_ = tuple(embedder.views), embedder.dimension
+    axes.metadata_.update(embedder_id=embedder.model_id, dimension=embedder.dimension,
+                          sentence_embedder_id=plain.model_id)
+
+
+def measure_stigma(record: dict, embedder, axes: SCMAxes, lang: str, stigma) -> None:
+    """The stigma score's held-out measures (real sentences, and the suite's test cases where the language has a
+    suite) into the validity ``record``, printed."""
+    record["stigma"] = stigma_validity(embedder.encode, axes, lang, stigma)
+    print(format_stigma(record["stigma"]))
+    record["suite"] = suite_validity(embedder.encode, axes, lang) if suite_path(lang).is_file() else None
+    if record["suite"]:
+        print(format_suite(record["suite"]))
 
 
 def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | None = None) -> Path:
@@ -83,8 +119,7 @@ def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | Non
     record = validity_record(report, DEFAULT_RECIPE, evaluation.resolve().relative_to(ROOT).as_posix())
     target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
     axes = train_axes(embedder, lang=lang, recipe=DEFAULT_RECIPE)
-    record["stigma"] = stigma_validity(embedder.encode, axes, lang)
-    print(format_stigma(record["stigma"]))
+    measure_stigma(record, embedder, axes, lang, load_training_data(lang))
     axes.save(target)
     write_text_atomic(target.with_suffix(".validity.json"), json.dumps(record, indent=2) + "\n")
     return target

@@ -14,6 +14,21 @@ rows of the existing file, the rest of it kept as it is:
 
     python scripts/build_stigma_labelled.py --append data/labelled/pool_en_judged.csv --labels /path/labels
     python scripts/build_stigma_labelled.py --append-written /path/written_en_more.csv
+
+Every build then applies the same two steps, so that a rebuild from the sheets gives the same file:
+
+- the corrections of ``data/labelled/corrections.csv``: labels a second reader found wrong against the guideline,
+  one row per sentence (``lang``, ``uid``, the four labels, ``note``, and ``reason``: who found what), replacing
+  the sentence's final labels (its independent ``label_1`` and ``label_2`` stay as labelled, for kappa);
+- the split by near-duplicate cluster (issue 41; the corpora carry no author field): real sentences linked by
+  sharing a document or by being near-duplicates (``sample_labelling_pool.NearDuplicateIndex``) form clusters,
+  and each cluster takes the split of its smallest document id (``split_of``: a seeded hash, train / dev /
+  heldout 0.6 / 0.2 / 0.2), so a cluster of one document keeps the split it had by document. CodiEsp cases take
+  no part in the clustering and keep ``split_of`` of their case id, the same in English and Spanish.
+
+The corrections and the split alone, on the existing files:
+
+    python scripts/build_stigma_labelled.py --refresh
 """
 
 from __future__ import annotations
@@ -24,8 +39,14 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from check_labels import label_problems
+from sample_labelling_pool import CLINICAL, NearDuplicateIndex, frequent_words, split_of
+
+from corpus_audit.common.atomic import atomic_path
 
 ROOT = Path(__file__).resolve().parents[1]
+CORRECTIONS = ROOT / "data" / "labelled" / "corrections.csv"
+CORRECTION_COLUMNS = ["lang", "uid", "category", "stigmatising", "dimension", "stigma_strength", "note", "reason"]
 LABEL_FIELDS = ["category", "stigmatising", "dimension", "stigma_strength"]
 COLUMNS = ["uid", "source", "corpus", "doc_id", "licence", "group", "sentence", "matched_term", "form",
            "illness_type", "split", *LABEL_FIELDS, "note", "labellers", "double_labelled", "label_1", "label_2",
@@ -141,6 +162,75 @@ def append(table: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([table[real], new[new_real], table[~real], new[~new_real]], ignore_index=True)[COLUMNS]
 
 
+def read_corrections(path: Path = CORRECTIONS) -> pd.DataFrame:
+    """The corrections file, checked: its columns, one row per (lang, uid), labels the guideline allows."""
+    corrections = pd.read_csv(path, dtype=str, keep_default_na=False)
+    if list(corrections.columns) != CORRECTION_COLUMNS:
+        raise SystemExit(f"{path}: columns must be exactly {','.join(CORRECTION_COLUMNS)}")
+    problems = [f"{path}: line {line} ({row.uid}): {problem}"
+                for line, row in zip(range(2, len(corrections) + 2), corrections.itertuples(index=False))
+                for problem in label_problems(row)]
+    problems += [f"{path}: line {line} ({row.uid}): no reason given"
+                 for line, row in zip(range(2, len(corrections) + 2), corrections.itertuples(index=False))
+                 if not row.reason.strip()]
+    if (duplicated := corrections.duplicated(["lang", "uid"])).any():
+        problems.append(f"{path}: {corrections.loc[duplicated, 'uid'].iloc[0]} is corrected more than once")
+    if problems:
+        raise SystemExit("\n".join(problems))
+    return corrections
+
+
+def correct(table: pd.DataFrame, lang: str, corrections: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with the final labels and note of every sentence ``corrections`` names for ``lang`` replaced."""
+    mine = corrections[corrections["lang"] == lang].set_index("uid")
+    if missing := sorted(set(mine.index) - set(table["uid"])):
+        raise SystemExit(f"{CORRECTIONS}: {lang} uids not in the labelled file: {', '.join(missing)}")
+    fields = [*LABEL_FIELDS, "note"]
+    table = table.set_index("uid")
+    table.loc[mine.index, fields] = mine[fields]
+    return table.reset_index()[COLUMNS]
+
+
+def clusters(table: pd.DataFrame) -> pd.Series:
+    """A cluster id per real non-clinical row of ``table`` (index: the row's index): connected components of
+    "same document" and "near-duplicate sentences" (``NearDuplicateIndex``, its frequent words counted over these
+    rows), each named by the smallest document id in it."""
+    rows = table[(table["source"] == "real") & ~table["corpus"].isin(CLINICAL)]
+    parent = list(range(len(rows)))
+
+    def root(node: int) -> int:
+        while parent[node] != node:
+            parent[node] = parent[parent[node]]
+            node = parent[node]
+        return node
+
+    index = NearDuplicateIndex(frequent_words(rows["sentence"]))
+    first_of_document: dict[tuple[str, str], int] = {}
+    for node, (corpus, doc_id, sentence) in enumerate(zip(rows["corpus"], rows["doc_id"], rows["sentence"])):
+        linked = index.matches(sentence) | {first_of_document.setdefault((corpus, doc_id), node)}
+        for other in linked:
+            parent[root(other)] = root(node)
+        index.add(sentence)
+    roots = pd.Series([root(node) for node in range(len(rows))], index=rows.index)
+    return rows["doc_id"].groupby(roots).transform("min")
+
+
+def cluster_split(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its real rows split by cluster (``clusters``; CodiEsp cases by case id); written rows keep
+    the split of their group."""
+    split = table["split"].copy()
+    real = table["source"] == "real"
+    split[real] = table.loc[real, "doc_id"].map(split_of)  # CodiEsp cases; the others are replaced below
+    named = clusters(table)
+    split[named.index] = named.map(split_of)
+    return table.assign(split=split)
+
+
+def write(table: pd.DataFrame, target: Path) -> None:
+    with atomic_path(target) as tmp:
+        table.to_csv(tmp, index=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pool", type=Path, default=ROOT / "data" / "labelled")
@@ -152,12 +242,15 @@ def main() -> None:
                             "labelled file")
     later.add_argument("--append-written", type=Path, metavar="SHEET_CSV",
                        help="append this written sheet (written_LANG_*.csv) to the existing labelled file")
+    later.add_argument("--refresh", action="store_true",
+                       help="apply the corrections and the split by cluster to the existing labelled files only")
     parser.add_argument("--out", type=Path, default=ROOT / "templates")
     args = parser.parse_args()
-    if args.append_written is None and args.labels is None:
-        parser.error("--labels is required unless --append-written is given")
-    if args.append is None and args.append_written is None and args.written is None:
-        parser.error("--written is required for a full build (without --append or --append-written)")
+    if args.append_written is None and not args.refresh and args.labels is None:
+        parser.error("--labels is required unless --append-written or --refresh is given")
+    if args.append is None and args.append_written is None and not args.refresh and args.written is None:
+        parser.error("--written is required for a full build (without --append, --append-written or --refresh)")
+    corrections = read_corrections()
     for lang in ("en", "es"):
         target = args.out / lang / "stigma_labelled.csv"
         if args.append is not None:
@@ -171,10 +264,16 @@ def main() -> None:
                 continue
             table = append(pd.read_csv(target, dtype=str, keep_default_na=False),
                            written_sheets([args.append_written]))
+        elif args.refresh:
+            table = pd.read_csv(target, dtype=str, keep_default_na=False)
         else:
             table = build(args.pool, args.labels, args.written, lang)
-        table.to_csv(target, index=False)
-        print(f"{target}: {len(table)} rows\n{pd.crosstab(table['source'], [table['split'], table['stigmatising']])}")
+        before = table.set_index("uid")["split"]
+        table = cluster_split(correct(table, lang, corrections))
+        moved = (table.set_index("uid")["split"] != before.reindex(table["uid"])).sum()
+        write(table, target)
+        print(f"{target}: {len(table)} rows, {moved} of them in another split than before\n"
+              f"{pd.crosstab(table['source'], [table['split'], table['stigmatising']])}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ Cohen's kappa between two labellers.
     python scripts/check_labels.py --kappa-table   # kappa per field and language, from templates/<lang>/
 
 A label file is named ``labels_<chunk>_<labeller>.csv`` (chunk as in the ``chunk`` column of
-templates/<lang>/stigma_labelled.csv, e.g. ``pool_en_03``) and holds one row per uid of that chunk with the columns
+templates/<lang>/stigma_labelled.csv or, before it is appended, of its pool data/labelled/pool_<lang>_*.csv, e.g.
+``pool_en_03``) and holds one row per uid of that chunk with the columns
 uid,category,stigmatising,dimension,stigma_strength,note. Exit status 1 when any file has a problem.
 """
 
@@ -21,6 +22,7 @@ import pandas as pd
 from sklearn.metrics import cohen_kappa_score
 
 ROOT = Path(__file__).resolve().parents[1]
+POOLS = ROOT / "data" / "labelled"
 COLUMNS = ["uid", "category", "stigmatising", "dimension", "stigma_strength", "note"]
 CATEGORIES = {"judgement", "self_disclosure", "clinical", "question", "analogy", "information"}
 DIMENSIONS = {"anger", "dangerousness", "fear", "blame", "segregation", "coercion", "avoidance",
@@ -33,6 +35,13 @@ def read_labels(path: Path) -> pd.DataFrame:
     return pd.read_csv(path, dtype=str, keep_default_na=False)
 
 
+def chunk_uids(chunk: str, lang: str) -> set[str]:
+    """The uids of ``chunk``: in the labelled file once appended, in its pool file (data/labelled/pool_LANG*.csv)
+    while it is being labelled."""
+    tables = [ROOT / "templates" / lang / "stigma_labelled.csv", *sorted(POOLS.glob(f"pool_{lang}*.csv"))]
+    return {uid for table in map(read_labels, tables) for uid in table.loc[table["chunk"] == chunk, "uid"]}
+
+
 def problems(path: Path) -> list[str]:
     """Every format problem of one label file, as 'file: line N: what' messages."""
     name = NAME.fullmatch(path.name)
@@ -42,8 +51,7 @@ def problems(path: Path) -> list[str]:
     labels = read_labels(path)
     if list(labels.columns) != COLUMNS:
         return [f"{path}: columns must be exactly {','.join(COLUMNS)} (found {','.join(labels.columns)})"]
-    pool = pd.read_csv(ROOT / "templates" / lang / "stigma_labelled.csv", dtype=str, keep_default_na=False)
-    expected = set(pool.loc[pool["chunk"] == chunk, "uid"])
+    expected = chunk_uids(chunk, lang)
     found: list[str] = []
     missing = expected - set(labels["uid"])
     if missing:
@@ -52,26 +60,34 @@ def problems(path: Path) -> list[str]:
         where = f"{path}: line {line} ({row.uid})"
         if row.uid not in expected:
             found.append(f"{where}: uid not in {chunk}")
-        if row.category not in CATEGORIES:
-            found.append(f"{where}: category {row.category!r} is not one of {sorted(CATEGORIES)}")
-        dimensions = [part for part in row.dimension.split(";") if part]
-        if row.stigmatising == "yes":
-            if not dimensions or set(dimensions) - DIMENSIONS:
-                found.append(f"{where}: stigmatising=yes needs dimension(s) from {sorted(DIMENSIONS)}, ';'-joined")
-            if row.stigma_strength not in {"1", "2", "3"}:
-                found.append(f"{where}: stigmatising=yes needs stigma_strength 1, 2 or 3")
-            if "other" in dimensions and not row.note.strip():
-                found.append(f"{where}: dimension 'other' needs a note saying what it is")
-        elif row.stigmatising == "no":
-            if dimensions:
-                found.append(f"{where}: stigmatising=no must leave dimension empty")
-            if row.stigma_strength != "0":
-                found.append(f"{where}: stigmatising=no needs stigma_strength 0")
-        else:
-            found.append(f"{where}: stigmatising must be yes or no, not {row.stigmatising!r}")
+        found.extend(f"{where}: {problem}" for problem in label_problems(row))
     duplicated = labels["uid"][labels["uid"].duplicated()]
     if len(duplicated):
         found.append(f"{path}: uid {duplicated.iloc[0]} has more than one row")
+    return found
+
+
+def label_problems(row) -> list[str]:
+    """What is wrong with one row's labels (``category``, ``stigmatising``, ``dimension``, ``stigma_strength``,
+    ``note`` attributes) against the guideline's format; empty when nothing is."""
+    found = []
+    if row.category not in CATEGORIES:
+        found.append(f"category {row.category!r} is not one of {sorted(CATEGORIES)}")
+    dimensions = [part for part in row.dimension.split(";") if part]
+    if row.stigmatising == "yes":
+        if not dimensions or set(dimensions) - DIMENSIONS:
+            found.append(f"stigmatising=yes needs dimension(s) from {sorted(DIMENSIONS)}, ';'-joined")
+        if row.stigma_strength not in {"1", "2", "3"}:
+            found.append("stigmatising=yes needs stigma_strength 1, 2 or 3")
+        if "other" in dimensions and not row.note.strip():
+            found.append("dimension 'other' needs a note saying what it is")
+    elif row.stigmatising == "no":
+        if dimensions:
+            found.append("stigmatising=no must leave dimension empty")
+        if row.stigma_strength != "0":
+            found.append("stigmatising=no needs stigma_strength 0")
+    else:
+        found.append(f"stigmatising must be yes or no, not {row.stigmatising!r}")
     return found
 
 

@@ -24,7 +24,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,6 +62,21 @@ SCORED_WORDS = (1, MAX_WORDS)
 JUDGED_QUOTAS = {"en": {"reddit_mh_27subs_en": 300}}
 JUDGED_CHUNK_ROWS = 150
 
+# The deconfounding sample (--deconfound, issue 41): real labels not confounded with their corpus. Today nearly
+# every real stigmatising sentence comes from the social-text corpora and most non-stigmatising ones from Reddit, so
+# a score can tell the registers apart instead of stance. From the social-text corpora it draws the sentences likely
+# NOT to stigmatise, from the forum and clinical ones those likely to, by the cues of data/labelled/deconf_cues.csv
+# around the mention, ranked by the shipped score (the social ones least stigmatising first, then social sentences
+# with no cue and no insult at a person that the score puts below 0.5, by the same order; the others most
+# stigmatising first). Sentences of 1 to 80 words from every document (held-out ones too) in no bundled demo
+# corpus. Quotas per kind (None: every candidate); the corpora hold fewer (data/labelled/README.md).
+DECONF_QUOTAS = {"en": {"likely_not_stigmatising": 350, "likely_stigmatising": 350},
+                 "es": {"likely_not_stigmatising": None, "likely_stigmatising": None}}
+DECONF_CHUNK_ROWS = 175
+# Words that may stand between a cue and the mention, per cue scope (data/labelled/deconf_cues.csv).
+CUE_GAP = {"near": 7, "before": 2, "after": 1}
+_MENTION = "\ue000"  # marks the mention in a sentence the cues read (a private-use character: never in text)
+
 # The four corpora of social text with insults and slurs (corpora/NOTICE.md): where stigmatising sentences are.
 SOCIAL = {"civil_comments_toxic_spans_en", "mlma_tweets_en", "textdetox_es", "gold_standard_toxicity_es"}
 # Sentences per language, and per corpus drawn in this order (a corpus with fewer candidates gives all it has);
@@ -91,6 +107,11 @@ POOL_COLUMNS = ["uid", "lang", "corpus", "doc_id", "licence", "sentence", "match
                 "split", "double_labelled", "chunk"]
 # Accents folded one character to one, so match offsets in the folded text are offsets in the sentence.
 _FOLD = str.maketrans("áéíóúüÁÉÍÓÚÜàèìòùÀÈÌÒÙ’", "aeiouuAEIOUUaeiouAEIOU'")
+# Near-duplicates for the split by cluster (``NearDuplicateIndex``; thresholds chosen by reading the labelled
+# pairs, docs/stigma_score.md "Data"): word-set Jaccard for sentences of enough distinct words, and a shared run of
+# words holding enough words outside the language's most frequent.
+NEAR_JACCARD, NEAR_MIN_WORDS = 0.5, 8
+RUN_WORDS, RUN_RARE, FREQUENT_WORDS = 5, 3, 150
 _URL = re.compile(r"https?://\S+|@\w+|#")
 _NON_WORD = re.compile(r"[^a-zñ0-9]+")
 # MLMA tweets hold JSON escapes as literal text ("\\u201cretard", "\\n"): decoded before matching.
@@ -203,7 +224,8 @@ class NearDuplicates:
         self.words: list[frozenset[str]] = []
         self.index: dict[str, list[int]] = {}
 
-    def add(self, sentence: str) -> bool:
+    def is_new(self, sentence: str) -> bool:
+        """Whether ``sentence`` is a near-duplicate of none accepted so far."""
         key = near_key(sentence)
         if key in self.keys:
             return False
@@ -212,9 +234,13 @@ class NearDuplicates:
         for word in words:
             for other in self.index.get(word, ()):
                 overlap[other] = overlap.get(other, 0) + 1
-        for other, shared in overlap.items():
-            if shared / len(words | self.words[other]) >= self.threshold:
-                return False
+        return all(shared / len(words | self.words[other]) < self.threshold for other, shared in overlap.items())
+
+    def add(self, sentence: str) -> bool:
+        if not self.is_new(sentence):
+            return False
+        key = near_key(sentence)
+        words = frozenset(key.split())
         self.keys.add(key)
         for word in words:
             self.index.setdefault(word, []).append(len(self.words))
@@ -230,6 +256,66 @@ class NearDuplicates:
             if self.add(sentence):
                 taken.append(row)
         return ordered.iloc[taken]
+
+
+def frequent_words(sentences: Iterable[str], count: int = FREQUENT_WORDS) -> frozenset[str]:
+    """The ``count`` words (of ``near_key``) in most of ``sentences``, ties alphabetical: a run of words made mostly
+    of them is a common phrase ("i don t know how to"), not a copy."""
+    found = Counter(word for sentence in sentences for word in set(near_key(sentence).split()))
+    return frozenset(word for word, _ in sorted(found.items(), key=lambda item: (-item[1], item[0]))[:count])
+
+
+class NearDuplicateIndex:
+    """Sentences that are near-duplicates in the sense of the split by cluster (issue 41): two sentences (words of
+    ``near_key``) are linked when
+
+    - each has at least ``NEAR_MIN_WORDS`` distinct words and their word sets overlap with Jaccard >=
+      ``NEAR_JACCARD`` (the same comment reposted or lightly edited; shorter sentences reach 0.5 by chance:
+      "I'm going crazy." / "I feel like I'm going crazy."),
+    - or they share ``RUN_WORDS`` words in the same order within ``RUN_WORDS`` + 1 consecutive words of each (a
+      templated tweet, a copied phrase, with one word inserted, dropped or changed: "the malignant narcissist and
+      mentally warped / deranged sociopath") of which at least ``RUN_RARE`` are not among ``frequent`` (so "i don
+      t know how to" links nothing; on the labelled data every longer shared run, 8 words, that this misses is a
+      common phrase: "and i don t know what to do").
+
+    ``matches`` answers which indexed sentences a new one is linked to; ``add`` indexes it."""
+
+    def __init__(self, frequent: frozenset[str]) -> None:
+        self.frequent = frequent
+        self.sizes: list[int] = []
+        self.by_word: dict[str, list[int]] = {}
+        self.by_run: dict[tuple[str, ...], list[int]] = {}
+
+    def runs(self, words: list[str]) -> set[tuple[str, ...]]:
+        """The keys of the shared runs: the words of every run of ``RUN_WORDS`` and of every run one longer less
+        one inner word, where enough of them are not frequent."""
+        runs = {tuple(words[start:start + RUN_WORDS]) for start in range(len(words) - RUN_WORDS + 1)}
+        for start in range(len(words) - RUN_WORDS):
+            window = words[start:start + RUN_WORDS + 1]
+            runs.update(tuple(window[:drop] + window[drop + 1:]) for drop in range(1, RUN_WORDS))
+        return {run for run in runs if sum(word not in self.frequent for word in run) >= RUN_RARE}
+
+    def matches(self, sentence: str) -> set[int]:
+        words = near_key(sentence).split()
+        found = {other for run in self.runs(words) for other in self.by_run.get(run, ())}
+        distinct = set(words)
+        if len(distinct) >= NEAR_MIN_WORDS:
+            shared = Counter(other for word in distinct for other in self.by_word.get(word, ()))
+            found.update(other for other, count in shared.items()
+                         if count / (len(distinct) + self.sizes[other] - count) >= NEAR_JACCARD)
+        return found
+
+    def add(self, sentence: str) -> int:
+        words = near_key(sentence).split()
+        index = len(self.sizes)
+        distinct = set(words)
+        self.sizes.append(len(distinct))
+        if len(distinct) >= NEAR_MIN_WORDS:  # only these take part in the Jaccard test
+            for word in distinct:
+                self.by_word.setdefault(word, []).append(index)
+        for run in self.runs(words):
+            self.by_run.setdefault(run, []).append(index)
+        return index
 
 
 def draw(found: pd.DataFrame, quotas: dict[str, int | None], lang: str, rng: np.random.Generator,
@@ -292,16 +378,17 @@ def build(corpora: Path, lang: str) -> pd.DataFrame:
     return sample[POOL_COLUMNS]
 
 
-def supplement_candidates(corpora: Path, lang: str, quotas: dict[str, int], words: tuple[int, int],
-                          pooled: list[pd.DataFrame]) -> tuple[pd.DataFrame, NearDuplicates]:
+def supplement_candidates(corpora: Path, lang: str, quotas: dict, words: tuple[int, int],
+                          pooled: list[pd.DataFrame], heldout: bool = False) -> tuple[pd.DataFrame, NearDuplicates]:
     """A supplement's candidates: sentences of ``words`` words from documents of the train and dev splits only
-    (the held-out set stays the main pool's random sample), none from the bundled demo corpus (so the demo check
-    stays out of sample); and the near-duplicate filter already holding every ``pooled`` sentence."""
+    (the held-out set stays the main pool's random sample; ``heldout``: from every document), none from the bundled
+    demo corpora (so the demo check stays out of sample); and the near-duplicate filter already holding every
+    ``pooled`` sentence."""
     patterns = load_patterns(lang)
     demo = {doc_id for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz") for doc_id, _ in read_corpus(path)}
     found = pd.concat([candidates(corpora, corpus, lang, patterns, words) for corpus in quotas],
                       ignore_index=True).drop_duplicates("sentence")
-    found = found[~found["doc_id"].isin(demo) & (found["doc_id"].map(split_of) != "heldout")]
+    found = found[~found["doc_id"].isin(demo) & (heldout | (found["doc_id"].map(split_of) != "heldout"))]
     seen = NearDuplicates()
     for pool in pooled:
         for sentence in pool["sentence"]:
@@ -394,6 +481,117 @@ def build_judged(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.Dat
     return number_supplement(sample, lang, pooled, JUDGED_CHUNK_ROWS, 2)
 
 
+@dataclass(frozen=True)
+class Cue:
+    kind: str  # stigma, clinical (forum and clinical corpora), not_stigma, person_target (social corpora)
+    name: str
+    regex: re.Pattern[str]
+
+
+def load_cues(lang: str) -> list[Cue]:
+    """The cues of ``data/labelled/deconf_cues.csv`` for ``lang``, each a pattern that must stand within its scope's
+    ``CUE_GAP`` words of the mention: before it, after it, or either (``near``). Case and accents are ignored."""
+    table = pd.read_csv(ROOT / "data" / "labelled" / "deconf_cues.csv", keep_default_na=False)
+    cues = []
+    for row in table[table["lang"] == lang].itertuples(index=False):
+        body, gap = fold(row.pattern), rf"(?:\W+\w+){{0,{CUE_GAP[row.scope]}}}\W+"
+        before, after = rf"\b(?:{body})\b{gap}{_MENTION}", rf"{_MENTION}{gap}(?:{body})\b"
+        regex = {"before": before, "after": after, "near": f"{before}|{after}"}[row.scope]
+        cues.append(Cue(row.kind, row.cue, re.compile(regex, re.IGNORECASE)))
+    return cues
+
+
+def marked(sentence: str, matched_term: str) -> str:
+    """``sentence`` folded, its mentions (``matched_term``, ';'-joined) replaced by the mention mark."""
+    text = fold(sentence).lower()
+    for term in sorted({fold(term).lower() for term in matched_term.split(";") if term}, key=len, reverse=True):
+        text = re.sub(rf"(?<!\w){re.escape(term)}(?!\w)", f" {_MENTION} ", text)
+    return text
+
+
+def cues_found(text: str, cues: list[Cue], kinds: tuple[str, ...]) -> list[str]:
+    return [cue.name for cue in cues if cue.kind in kinds and cue.regex.search(text)]
+
+
+def deconfound_candidates(found: pd.DataFrame, lang: str) -> pd.DataFrame:
+    """The candidates of each kind with the cues they hold (``cue``, ';'-joined): ``likely_stigmatising`` (forum
+    and clinical corpora: a stereotype cue near the mention, or the mention a slur or slang word outside clinical
+    text; in clinical text the clinician's risk and stereotype words) and ``likely_not_stigmatising`` (social-text
+    corpora, no insult aimed at a person near the mention: a cue of a use that does not stigmatise, or none)."""
+    cues = load_cues(lang)
+    text = [marked(sentence, terms) for sentence, terms in zip(found["sentence"], found["matched_term"])]
+    social = found["corpus"].isin(SOCIAL).to_numpy()
+    clinical = found["corpus"].isin(CLINICAL).to_numpy()
+    kind, cue = [], []
+    for row, marked_text in enumerate(text):
+        if social[row]:
+            targeted = cues_found(marked_text, cues, ("person_target",))
+            kind.append("" if targeted else "likely_not_stigmatising")
+            cue.append(";".join(cues_found(marked_text, cues, ("not_stigma",))))
+        else:
+            names = cues_found(marked_text, cues, ("clinical",) if clinical[row] else ("stigma",))
+            if found["form"].iloc[row] == "slang" and not clinical[row]:
+                names.append("slur or slang mention")
+            kind.append("likely_stigmatising" if names else "")
+            cue.append(";".join(names))
+    return found.assign(kind=kind, cue=cue).query("kind != ''")
+
+
+def take_new(ordered: pd.DataFrame, wanted: int | None, seen: NearDuplicates,
+             index: NearDuplicateIndex) -> pd.DataFrame:
+    """The first ``wanted`` (None: all) rows of ``ordered`` that are near-duplicates neither of an earlier one nor
+    of a sentence ``seen`` or ``index`` already hold (each one taken is added to both)."""
+    taken = []
+    for row, sentence in enumerate(ordered["sentence"]):
+        if wanted is not None and len(taken) == wanted:
+            break
+        if not index.matches(sentence) and seen.add(sentence):
+            index.add(sentence)
+            taken.append(row)
+    return ordered.iloc[taken]
+
+
+def build_deconfound(corpora: Path, lang: str, pooled: list[pd.DataFrame]) -> pd.DataFrame:
+    """The deconfounding sample (``DECONF_QUOTAS``): per kind of ``deconfound_candidates``, the social sentences
+    with a cue least stigmatising first by the shipped score, then those without one that it scores below 0.5 in
+    the same order; the forum and clinical ones most stigmatising first. None is a near-duplicate of a pooled sentence (``NearDuplicates``
+    and ``NearDuplicateIndex``) or of another drawn. Every chunk is labelled twice, independently."""
+    from corpus_audit.api import Instrument
+
+    found, seen = supplement_candidates(corpora, lang, QUOTAS[lang], SCORED_WORDS, pooled, heldout=True)
+    labelled = pd.concat(pooled, ignore_index=True)["sentence"]
+    index = NearDuplicateIndex(frequent_words(labelled))
+    for sentence in labelled:
+        index.add(sentence)
+    found = deconfound_candidates(found[[seen.is_new(sentence) and not index.matches(sentence)
+                                         for sentence in found["sentence"]]], lang)
+    print(f"{lang}: deconfounding candidates (no near-duplicate of a labelled sentence) per corpus and cue (a "
+          f"sentence counts under each of its cues)\n"
+          f"{cue_counts(found).to_string()}\n")
+    found = found.assign(stigma=Instrument(lang).score_sentences(found["sentence"].tolist())["stigma"].to_numpy())
+    social = found[(found["kind"] == "likely_not_stigmatising") & ((found["cue"] != "") | (found["stigma"] < 0.5))]
+    social = social.iloc[np.lexsort((social["stigma"].to_numpy(), (social["cue"] == "").to_numpy()))]
+    forum = found[found["kind"] == "likely_stigmatising"].sort_values("stigma", ascending=False, kind="stable")
+    quotas = DECONF_QUOTAS[lang]
+    drawn = [take_new(social, quotas["likely_not_stigmatising"], seen, index),
+             take_new(forum, quotas["likely_stigmatising"], seen, index)]
+    rng = np.random.default_rng(SEED + 200)
+    sample = pd.concat(drawn, ignore_index=True).sample(frac=1.0, random_state=rng).reset_index(drop=True)
+    sample["cue"] = sample["cue"].replace("", "none (stigma score below 0.5)")
+    numbered = number_supplement(sample, lang, pooled, DECONF_CHUNK_ROWS, len(sample))
+    return numbered.assign(kind=sample["kind"].to_numpy(), cue=sample["cue"].to_numpy(),
+                           stigma=sample["stigma"].round(4).to_numpy())
+
+
+def cue_counts(found: pd.DataFrame) -> pd.DataFrame:
+    """Candidates per corpus (columns) and cue (rows), a sentence counted under each of its cues, with the number of
+    sentences per corpus."""
+    cues = found.assign(cue=found["cue"].replace("", "none").str.split(";")).explode("cue")
+    counts = pd.crosstab([cues["kind"], cues["cue"]], cues["corpus"])
+    counts.loc[("all", "sentences"), :] = found["corpus"].value_counts()
+    return counts.fillna(0).astype(int)
+
+
 def labelled_pool(lang: str) -> pd.DataFrame:
     """The real rows of the shipped labelled file: every sentence pooled so far (the pool files of the earlier
     rounds are folded into it)."""
@@ -430,6 +628,10 @@ def main() -> None:
     supplements.add_argument("--judged", action="store_true", help="draw the sample of judgements about people "
                              "pool_LANG_judged.csv (reads the pooled sentences from "
                              "templates/LANG/stigma_labelled.csv)")
+    supplements.add_argument("--deconfound", action="store_true", help="draw the deconfounding sample "
+                             "pool_LANG_deconf.csv: social-text sentences likely not to stigmatise, forum and "
+                             "clinical ones likely to (reads the pooled sentences from templates/LANG/"
+                             "stigma_labelled.csv and the cues from data/labelled/deconf_cues.csv)")
     args = parser.parse_args()
     for lang in args.lang or sorted(QUOTAS):
         args.out.mkdir(parents=True, exist_ok=True)
@@ -446,6 +648,9 @@ def main() -> None:
                 continue
             pool = build_judged(args.corpora, lang, [labelled_pool(lang)])
             pool.to_csv(args.out / f"pool_{lang}_judged.csv", index=False)
+        elif args.deconfound:
+            pool = build_deconfound(args.corpora, lang, [labelled_pool(lang)])
+            pool.to_csv(args.out / f"pool_{lang}_deconf.csv", index=False)
         elif args.scored:
             earlier = [scored_suffix(round_) for round_ in range(1, args.scored)]
             drawn = [suffix for suffix in ("", "_short", "_more", *earlier)

@@ -31,7 +31,11 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
 @pytest.fixture(scope="session")
 def load_script():
-    """Import ``scripts/<name>.py`` (the scripts are not a package) as the module ``name``."""
+    """Import ``scripts/<name>.py`` (the scripts are not a package) as the module ``name``; scripts/ is on the
+    import path, as when a script runs, so a script can import another."""
+    if str(SCRIPTS) not in sys.path:
+        sys.path.insert(0, str(SCRIPTS))
+
     def load(name: str):
         spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
         module = importlib.util.module_from_spec(spec)

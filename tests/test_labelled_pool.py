@@ -51,6 +51,12 @@ def chunk_numbers(pool: pd.DataFrame) -> pd.Series:
 
 #: The chunks of the sample of judgements about people (``--judged``), drawn after the mined rounds.
 JUDGED_CHUNKS = {"en": ("pool_en_23", "pool_en_24")}
+POOLS = ROOT / "data" / "labelled"
+
+
+def deconfound_pool(lang: str) -> pd.DataFrame:
+    """The deconfounding sample (``--deconfound``) as drawn, before and after it is labelled."""
+    return pd.read_csv(POOLS / f"pool_{lang}_deconf.csv", dtype=str, keep_default_na=False)
 
 
 def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -62,9 +68,10 @@ def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame
     short_chunk = main_chunk + (lang in sampler.SHORT_QUOTAS)
     more_chunk = short_chunk + math.ceil(quota_total(sampler.MORE_QUOTAS, lang) / sampler.MORE_CHUNK_ROWS)
     numbers, judged = chunk_numbers(pool), pool["chunk"].isin(JUDGED_CHUNKS.get(lang, ()))
+    deconfounding = pool["chunk"].isin(set(deconfound_pool(lang)["chunk"]))
     return (pool[(numbers > main_chunk) & (numbers <= short_chunk)],
-            pool[(numbers > short_chunk) & (numbers <= more_chunk)], pool[(numbers > more_chunk) & ~judged],
-            pool[judged])
+            pool[(numbers > short_chunk) & (numbers <= more_chunk)],
+            pool[(numbers > more_chunk) & ~judged & ~deconfounding], pool[judged])
 
 
 def quota_total(quotas: dict, lang: str) -> int:
@@ -72,8 +79,10 @@ def quota_total(quotas: dict, lang: str) -> int:
     return sum(sum(quota) if isinstance(quota, tuple) else quota for quota in quotas.get(lang, {}).values())
 
 
-def assert_out_of_heldout_and_demo(supplement: pd.DataFrame, lang: str) -> None:
-    assert (supplement["split"] != "heldout").all()  # the held-out set stays the main pool's random sample
+def assert_out_of_heldout_and_demo(supplement: pd.DataFrame, lang: str, sampler) -> None:
+    # drawn from the documents the split by document put in train and dev (the split by cluster may since have
+    # moved a few with a held-out near-duplicate)
+    assert (supplement["doc_id"].map(sampler.split_of) != "heldout").all()
     for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
         demo = pd.read_json(path, lines=True, dtype={"id": str})
         assert not supplement["doc_id"].isin(demo["id"]).any()
@@ -123,7 +132,7 @@ def checked_supplement(pool: pd.DataFrame, sampler, which: int, quotas: dict, wo
     assert all(0 < len(part) <= quota_total(quotas, lang) for part in rounds)
     assert set(supplement["corpus"]) <= set(quotas[lang])
     assert supplement["sentence"].str.split().str.len().between(*words).all()
-    assert_out_of_heldout_and_demo(supplement, lang)
+    assert_out_of_heldout_and_demo(supplement, lang, sampler)
     return supplement
 
 
@@ -283,3 +292,144 @@ def test_a_later_round_is_appended_after_the_real_rows(load_script, tmp_path):
     assert appended.loc[5, "source"] == "written" and appended.loc[5, "split"] in ("train", "dev")
     with pytest.raises(SystemExit, match="already labelled"):
         builder.append(appended, builder.real_rows(pool, tmp_path, "en"))
+
+
+@pytest.fixture(scope="module")
+def builder(load_script):
+    return load_script("build_stigma_labelled")
+
+
+def test_near_duplicate_clusters_never_straddle_splits(labelled, builder, sampler):
+    named = builder.clusters(labelled)
+    assert (labelled.loc[named.index, "split"].groupby(named).nunique() == 1).all()
+    assert (named.groupby(named).size() > 1).any()  # there are clusters of several rows to check
+    codiesp = labelled[labelled["corpus"].isin(sampler.CLINICAL)]
+    assert len(codiesp) and (codiesp["split"] == codiesp["doc_id"].map(sampler.split_of)).all()
+    assert not set(codiesp.index) & set(named.index)
+
+
+def test_the_split_by_cluster_is_the_files_and_does_not_depend_on_row_order(labelled, builder):
+    table = labelled.drop(columns="lang")
+    again = builder.cluster_split(table)
+    shuffled = builder.cluster_split(table.sample(frac=1.0, random_state=7))
+    assert again["split"].tolist() == table["split"].tolist()  # the shipped file is the build's output
+    assert shuffled.set_index("uid")["split"].sort_index().equals(again.set_index("uid")["split"].sort_index())
+
+
+@pytest.mark.parametrize(("lang", "family"), [("en", "malignant narcissist and mentally"),
+                                              ("en", "malignant narcissist, mentally deranged sociopath"),
+                                              ("es", "autismo no es una enfermedad, sino")])
+def test_the_near_duplicate_families_of_issue_41_sit_in_one_split(lang, family):
+    table = labelled_file(lang)
+    members = table[(table["source"] == "real") & table["sentence"].str.contains(family, regex=False)]
+    assert members["doc_id"].nunique() >= 3 and members["split"].nunique() == 1
+
+
+# Sentences written for these tests.
+def test_near_duplicate_index_links_copies_and_templates_not_common_phrases(sampler):
+    sentences = ["The turnip council and its grumpy mayor voted again for the parking scheme.",
+                 "The turnip council and its grumpy old mayor voted once more for the scheme.",
+                 "Say what you like, the spineless turnip council betrayed the valley again.",
+                 "Say what you like, the gutless turnip council betrayed the valley yet again.",
+                 "and I don't know what to do, honestly, my anxiety keeps waking me at night",
+                 "and I don't know what to do about the neighbours and their barking dog",
+                 "I'm going crazy.",
+                 "I feel like I'm going crazy."]
+    index = sampler.NearDuplicateIndex(sampler.frequent_words(["I don't know what to do and the a"] * 3))
+    links = []
+    for number, sentence in enumerate(sentences):
+        links.append(index.matches(sentence))
+        assert index.add(sentence) == number
+    assert links[1] == {0}  # Jaccard >= 0.5, both long enough
+    assert links[3] == {2}  # five words in order within six: "the spineless / gutless turnip council betrayed"
+    assert links[5] == set()  # a common phrase: its words are all frequent
+    assert links[7] == set()  # short sentences are not compared by Jaccard
+
+
+def test_cluster_split_joins_documents_keeps_written_groups_and_codiesp_cases(builder, sampler):
+    rows = pd.DataFrame({
+        "uid": ["a", "b", "c", "d", "w"], "source": ["real", "real", "real", "real", "written"],
+        "corpus": ["civil_comments_toxic_spans_en"] * 2 + ["reddit_mh_27subs_en", "codiesp_clinical_cases_en", ""],
+        "doc_id": ["cc-9", "cc-1", "rmhd-5", "S0001-1", ""], "group": ["", "", "", "", "w-en-g1"],
+        "sentence": ["The turnip council and its grumpy mayor voted again for the parking scheme.",
+                     "The turnip council and its grumpy old mayor voted once more for the scheme.",
+                     "The turnip council and its grumpy mayor voted again for the parking scheme, sadly.",
+                     "The patient was admitted for observation.", "Written."],
+        "split": ["x", "x", "x", "x", "dev"]})
+    split = builder.cluster_split(rows).set_index("uid")["split"]
+    # a, b and c are near-duplicates: one cluster, named by its smallest document id
+    assert split["a"] == split["b"] == split["c"] == sampler.split_of("cc-1")
+    assert split["d"] == sampler.split_of("S0001-1") and split["w"] == "dev"
+
+
+def test_corrections_are_in_the_labelled_files_and_bad_ones_are_refused(builder, tmp_path):
+    corrections = builder.read_corrections()
+    assert len(corrections) >= 12
+    for lang, rows in corrections.groupby("lang"):
+        table = labelled_file(lang).set_index("uid")
+        fields = [*builder.LABEL_FIELDS, "note"]
+        assert (table.loc[rows["uid"], fields].to_numpy() == rows[fields].to_numpy()).all()
+    bad = tmp_path / "corrections.csv"
+    corrections.assign(stigma_strength=["2"] + ["0"] * (len(corrections) - 1)).to_csv(bad, index=False)
+    with pytest.raises(SystemExit, match=r"corrections.csv: line 2 \(w-en-0178\): stigmatising=no needs stigma_strength 0"):
+        builder.read_corrections(bad)
+    with pytest.raises(SystemExit, match="uids not in the labelled file: en-99999"):
+        builder.correct(labelled_file("en"), "en", corrections.assign(uid="en-99999").head(1))
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
+    drawn, labelled = deconfound_pool(lang), labelled_file(lang)
+    # the labelled rows drawn before it (its own rows are appended to the file once labelled, with its sentences)
+    appended = labelled[labelled["chunk"].isin(set(drawn["chunk"]))]
+    assert appended.empty or appended.set_index("uid")["sentence"].equals(drawn.set_index("uid")["sentence"])
+    labelled = labelled[~labelled["chunk"].isin(set(drawn["chunk"]))]
+    real = labelled[labelled["source"] == "real"]
+    assert set(sampler.POOL_COLUMNS) | {"kind", "cue", "stigma"} <= set(drawn.columns) and len(drawn) > 0
+    assert (drawn["licence"] == drawn["corpus"].map(sampler.LICENCES)).all()
+    for kind, quota in sampler.DECONF_QUOTAS[lang].items():
+        assert quota is None or (drawn["kind"] == kind).sum() <= quota
+    social = drawn["corpus"].isin(sampler.SOCIAL)
+    assert (drawn.loc[social, "kind"] == "likely_not_stigmatising").all()
+    assert (drawn.loc[~social, "kind"] == "likely_stigmatising").all()
+    # a social sentence has a cue of a use that does not stigmatise or a score below 0.5, and no insult at a person
+    scored_only = drawn["cue"].str.startswith("none")
+    assert (drawn.loc[social & scored_only, "stigma"].astype(float) < 0.5).all()
+    assert not drawn.loc[~social, "cue"].str.startswith("none").any()
+    cues = sampler.load_cues(lang)
+    texts = [sampler.marked(sentence, terms) for sentence, terms in zip(drawn["sentence"], drawn["matched_term"])]
+    assert not any(sampler.cues_found(text, cues, ("person_target",)) for text, is_social in zip(texts, social)
+                   if is_social)
+    # from every document out of the demo (held-out ones too), new: no labelled sentence nor a near-duplicate of
+    # one, nor of each other
+    for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
+        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
+    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(real["sentence"]))
+    for sentence in real["sentence"]:
+        seen.add(sentence)
+        index.add(sentence)
+    for sentence in drawn["sentence"]:
+        assert not index.matches(sentence) and seen.add(sentence), sentence
+        index.add(sentence)
+    # numbered after the labelled rows and chunks, every chunk labelled twice, each a sheet of at most 175 rows
+    assert not set(drawn["uid"]) & set(labelled["uid"])
+    assert chunk_numbers(drawn).min() == chunk_numbers(real).max() + 1
+    assert (drawn["double_labelled"] == "yes").all()
+    assert drawn["chunk"].value_counts().max() <= sampler.DECONF_CHUNK_ROWS
+
+
+# Sentences written for these tests.
+@pytest.mark.parametrize(("sentence", "term", "kinds", "expected"), [
+    ("honestly that is the most retarded rule ever", "retarded", ("not_stigma",), ["a thing or situation as target"]),
+    ("lol I'm so retarded at chess", "retarded", ("not_stigma",), ["the writer about themselves"]),
+    ("you are such a retard mate", "retard", ("person_target",), ["an insult aimed at a person"]),
+    ("Bipolar folks are dangerous and you can never trust them", "Bipolar", ("stigma",),
+     ["dangerousness or fear", "avoidance"]),
+    ("The radio said it was dangerous to drive home through the snow that night, and a week later my bipolar "
+     "flared", "bipolar", ("stigma",), []),  # the cue stands more than CUE_GAP words from the mention
+    ("Se pautó tratamiento y el paciente se mostró agresivo con el personal de la esquizofrenia", "esquizofrenia",
+     ("clinical",), ["palabras de riesgo o estereotipo del clínico"]),
+])
+def test_deconfounding_cues_read_around_the_mention(sampler, sentence, term, kinds, expected):
+    lang = "es" if "paciente" in sentence else "en"
+    assert sampler.cues_found(sampler.marked(sentence, term), sampler.load_cues(lang), kinds) == expected

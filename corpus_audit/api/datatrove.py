@@ -49,8 +49,10 @@ class StigmaAnnotator(PipelineStep):
     ``lang``, ``model`` and the other keyword arguments are :class:`~corpus_audit.api.Instrument`'s; the
     instrument is built in the worker, once per task (the step itself stays small to pickle for Slurm or Ray).
     ``language_key``: a metadata field holding the document's language (e.g. datatrove's ``LanguageFilter``
-    writes ``language``); a document whose field names another language, or whose text clearly reads as
-    another language corpus-audit knows, is passed through unscored.
+    writes ``language``); a document whose field names another language, or whose text reads as another
+    language corpus-audit knows, is passed through unscored. The text is read only when it has enough words for a
+    guess (:func:`~corpus_audit.languages.guess_language`: at least ``MIN_WORDS``, 200); a shorter document is
+    scored in ``lang`` unless its ``language_key`` says otherwise (docs/api.md, "The language rule").
     """
 
     name = "🩺 corpus-audit stigma annotator"
@@ -142,10 +144,16 @@ def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+#: The filter's threshold when it is given no rule: the calibrated stigma score's own decision point (a sentence
+#: scoring at least 0.5 is more likely stigmatising than not).
+DEFAULT_THRESHOLD = 0.5
+
+
 class StigmaFilter(BaseFilter):
-    """Drop the documents whose ``stigma_score`` (written by :class:`StigmaAnnotator`) is at least ``threshold``,
-    or the ``top_share`` (0 to 1) highest-scoring documents of each window of ``window`` documents (a task's
-    whole shard when it holds fewer; ties at the cut all dropped). Give exactly one of the two.
+    """Drop the documents whose ``stigma_score`` (written by :class:`StigmaAnnotator`) is at least ``threshold``
+    (:data:`DEFAULT_THRESHOLD` when neither rule is given), or the ``top_share`` (0 to 1) highest-scoring documents
+    of each window of ``window`` documents (a task's whole shard when it holds fewer; ties at the cut all
+    dropped). Give at most one of the two.
 
     Documents without a score (no illness sentence, or passed through unscored) are kept; a score that is not a
     number is counted (``unreadable_stigma_score``) and kept: nothing is removed that the rule did not choose.
@@ -157,9 +165,11 @@ class StigmaFilter(BaseFilter):
 
     def __init__(self, threshold: float | None = None, top_share: float | None = None,
                  exclusion_writer: DiskWriter | None = None, window: int = 100_000) -> None:
-        if (threshold is None) == (top_share is None):
-            raise ValueError("give exactly one of threshold (drop documents scoring at least this) or top_share "
-                             "(drop that share of the highest-scoring documents)")
+        if threshold is not None and top_share is not None:
+            raise ValueError("give one of threshold (drop documents scoring at least this) or top_share (drop that "
+                             "share of the highest-scoring documents), not both")
+        if top_share is None and threshold is None:
+            threshold = DEFAULT_THRESHOLD
         if threshold is not None and not 0 <= threshold <= 1:
             raise ValueError(f"threshold must be in [0, 1] (a stigma score), not {threshold}")
         if top_share is not None and not 0 < top_share < 1:

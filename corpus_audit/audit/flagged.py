@@ -100,6 +100,17 @@ def documents_summary(flagged: pd.DataFrame) -> pd.DataFrame:
                               na_position="last").reset_index(drop=True)
 
 
+def top_documents(flagged: pd.DataFrame, top: int | None) -> pd.DataFrame:
+    """The rows of ``flagged`` whose documents are among the ``top`` first of :func:`documents_summary` (the most
+    stigmatising first); all of them for ``top`` None. :class:`ValueError` for a ``top`` below 1."""
+    if top is None:
+        return flagged
+    if top < 1:
+        raise ValueError(f"top must be at least 1 document, not {top}")
+    chosen = documents_summary(flagged)["doc_id"].head(top)
+    return flagged[flagged["doc_id"].isin(chosen)].reset_index(drop=True)
+
+
 def output_format(path: str | Path) -> str:
     """``csv``, ``parquet`` or ``jsonl`` from the extension of ``path``; :class:`OutputFormatError` for any other."""
     suffix = Path(path).suffix.lower()
@@ -127,14 +138,17 @@ def write_table(frame: pd.DataFrame, path: str | Path) -> None:
 def export_flagged(outdir: str | Path, output: str | Path, quadrant: str | None = None, dimension: str | None = None,
                    illness_type: str | None = None, strict: bool = False,
                    log: Callable[[str], None] | None = None,
-                   categories: Sequence[str] | None = DEFAULT_CATEGORIES) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Write the :func:`flagged_sentences` of ``outdir`` to ``output`` (.csv, .parquet or .jsonl).
+                   categories: Sequence[str] | None = DEFAULT_CATEGORIES,
+                   top: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Write the :func:`flagged_sentences` of ``outdir`` (of its ``top`` most stigmatising documents only:
+    :func:`top_documents`) to ``output`` (.csv, .parquet or .jsonl).
 
     In CSV the lists (``illnesses``) are joined with CSV_LIST_SEPARATOR. Returns (flagged sentences,
     :func:`documents_summary`). The format is checked before anything is read.
     """
     output_format(output)
-    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type,
-                                strict=strict, log=log, categories=categories)
+    flagged = top_documents(flagged_sentences(outdir, quadrant=quadrant, dimension=dimension,
+                                              illness_type=illness_type, strict=strict, log=log,
+                                              categories=categories), top)
     write_table(flagged, output)
     return flagged, documents_summary(flagged)

@@ -1,12 +1,15 @@
 """The review loop through Label Studio, without its SDK (tasks and exports are plain JSON).
 
-:func:`export_tasks` turns an audit's flagged sentences into Label Studio tasks, most stigmatising first, each with
-the instrument's category, stigma label and dimension as a pre-annotation (``predictions``), and
-:func:`label_config` is the labelling configuration whose choices are those of docs/labelling.md.
-:func:`read_review` reads what the reviewers decided from a Label Studio export (JSON or JSON-MIN), and
-:func:`review_outcome` turns it into documents to remove (a reviewer marked a sentence of theirs stigmatising) and
-documents to keep (reviewers cleared every reviewed sentence of theirs), with the flags' precision.
-:func:`labelled_rows` gives the reviewed sentences as rows of ``templates/<lang>/stigma_labelled.csv``.
+:func:`label_studio_tasks` turns an audit's flagged sentences into Label Studio tasks, most stigmatising first,
+each with the instrument's category, stigma label and dimension as a pre-annotation (``predictions``) that fills
+every required control of :func:`label_config`, the labelling configuration whose choices are those of
+docs/labelling.md (the dimensions by the names every output of the tool gives them).
+:func:`read_review` reads what the reviewers decided from a Label Studio export (JSON, JSON-MIN, snapshot exports)
+or a labelled CSV, the task the unit whatever the format, and :func:`review_outcome` turns it into documents to
+remove (most reviewers of a sentence of theirs marked it stigmatising) and documents to keep (reviewers cleared
+every reviewed sentence of theirs), with the flags' precision. :func:`reviewed_sentences` gives the reviewed
+sentences as the stigma head's labelled data (``corpus-audit axes refit``), :func:`labelled_rows` as rows of
+``templates/<lang>/stigma_labelled.csv`` (scripts/add_reviewed_labels.py).
 """
 
 from __future__ import annotations
@@ -21,25 +24,35 @@ from xml.sax.saxutils import quoteattr
 
 import pandas as pd
 
-from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, flagged_sentences
+from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, flagged_sentences, top_documents
 from corpus_audit.audit.folder import AuditFolder
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.version import __version__
 from corpus_audit.scm.columns import STIGMA_COLUMN
 from corpus_audit.score.documents import STIGMA_SCORE
-from corpus_audit.stigma.aq27 import DIMENSIONS
-from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, TOP_DIMENSION_COLUMN
+from corpus_audit.stigma.aq27 import DIMENSION_ALIASES, DIMENSIONS, OTHER_DIMENSION, dimension_label
+from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT, TOP_DIMENSION_COLUMN
 
 #: The fields of docs/labelling.md, as the labelling configuration names its controls.
 CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE = "category", "stigmatising", "dimension", "stigma_strength", "note"
-#: The guideline's dimensions (section 3): the nine AQ-27 attitudes (Help as "withholding_help") and ``other``.
-GUIDELINE_DIMENSIONS = ("anger", "dangerousness", "fear", "blame", "segregation", "coercion", "avoidance",
-                        "withholding_help", "pity", "other")
-#: The guideline's name of each AQ-27 dimension of the instrument.
-GUIDELINE_DIMENSION_OF = {dimension: "withholding_help" if dimension == "Help" else dimension.lower()
-                          for dimension in DIMENSIONS}
-STRENGTHS = ("0", "1", "2", "3")
+#: The dimensions a reviewer chooses from: the nine AQ-27 dimensions, named as every output of the tool names them
+#: (``top_dimension``, ``dim_<dimension>``, aq27.csv, the report), and ``Other`` (docs/labelling.md section 3).
+REVIEW_DIMENSIONS = (*DIMENSIONS, OTHER_DIMENSION)
+#: What the configuration shows under each dimension: the guideline's reading (Help is the stigma of withholding it).
+DIMENSION_HINTS = {"Anger": "they make people angry, irritated, fed up",
+                   "Dangerousness": "they are violent, unpredictable, a threat",
+                   "Fear": "they are frightening; people are scared of them",
+                   "Coercion": "they should be forced into treatment or lose rights",
+                   "Segregation": "they should be kept apart: locked up, sent away, kept out",
+                   "Avoidance": "they should be avoided: not hired, dated, lived near",
+                   "Help": "withholding help: they do not deserve help, care, money or benefits",
+                   "Pity": "they are helpless, pathetic, lesser (condescension, not compassion)",
+                   "Blame": "they are responsible for their illness; they fake it, are lazy or weak-willed",
+                   OTHER_DIMENSION: "none of the nine: a slur as an insult, mockery, disgust, incompetence"}
+#: The stigma strengths of a stigmatising sentence (docs/labelling.md section 4); a sentence that does not
+#: stigmatise has strength 0, which the reviewer does not choose.
+STRENGTHS = ("1", "2", "3")
 #: The stigma score at which the pre-annotation says "stigmatising: yes" (the stigma head's probability).
 PREDICTED_STIGMATISING = 0.5
 #: The suffix of the labelling configuration written beside the tasks file.
@@ -50,8 +63,11 @@ TEXT = "text"
 PREDICTED_CATEGORY = "instrument_category"
 
 
-def _choices(name: str, values: Sequence[str], multiple: bool = False, required: bool = True) -> str:
-    options = "".join(f"\n    <Choice value={quoteattr(value)}/>" for value in values)
+def _choices(name: str, values: Sequence[str], multiple: bool = False, required: bool = True,
+             hints: dict[str, str] | None = None) -> str:
+    options = "".join(f"\n    <Choice value={quoteattr(value)}"
+                      + (f" hint={quoteattr(hints[value])}" if hints and value in hints else "") + "/>"
+                      for value in values)
     kind = "multiple" if multiple else "single"
     needed = ' required="true"' if required else ""
     return (f'  <Choices name="{name}" toName="{TEXT}" choice="{kind}" showInline="true"{needed}>{options}\n'
@@ -59,8 +75,9 @@ def _choices(name: str, values: Sequence[str], multiple: bool = False, required:
 
 
 def label_config() -> str:
-    """The Label Studio labelling configuration (XML) of docs/labelling.md: category, stigmatising, dimension
-    (shown when stigmatising is yes), stigma strength and a note."""
+    """The Label Studio labelling configuration (XML) of docs/labelling.md: category and stigmatising (required:
+    the pre-annotations fill both), then, shown when stigmatising is yes, the dimensions and the stigma strength
+    (a sentence that does not stigmatise has strength 0 and no dimension), and a note."""
     return "\n".join([
         "<View>",
         '  <Header value="Label the sentence as written, on its own (docs/labelling.md)"/>',
@@ -72,16 +89,18 @@ def label_config() -> str:
         _choices(STIGMATISING, ("yes", "no")),
         f'  <View visibleWhen="choice-selected" whenTagName="{STIGMATISING}" whenChoiceValue="yes">',
         f'  <Header value="{DIMENSION} (one or more, most important first)" size="5"/>',
-        _choices(DIMENSION, GUIDELINE_DIMENSIONS, multiple=True, required=False),
+        _choices(DIMENSION, REVIEW_DIMENSIONS, multiple=True, required=False, hints=DIMENSION_HINTS),
+        f'  <Header value="{STRENGTH} (1 mild, 2 clear, 3 blatant)" size="5"/>',
+        _choices(STRENGTH, STRENGTHS, required=False),
         "  </View>",
-        f'  <Header value="{STRENGTH} (0 when not stigmatising)" size="5"/>',
-        _choices(STRENGTH, STRENGTHS),
         f'  <TextArea name="{NOTE}" toName="{TEXT}" rows="2" editable="true" maxSubmissions="1"/>',
         "</View>",
     ]) + "\n"
 
 
 def _prediction(row: dict[str, Any], model_version: str) -> dict[str, Any]:
+    """The instrument's answer to the required controls (category, stigmatising) and, where it calls the sentence
+    stigmatising, its dimension; the strength is the reviewer's (the instrument does not grade it)."""
     stigma = _number(row.get(STIGMA_COLUMN))
     result = []
 
@@ -94,7 +113,7 @@ def _prediction(row: dict[str, Any], model_version: str) -> dict[str, Any]:
         stigmatising = stigma >= PREDICTED_STIGMATISING
         choice(STIGMATISING, "yes" if stigmatising else "no")
         if stigmatising and isinstance(row.get(TOP_DIMENSION_COLUMN), str):
-            choice(DIMENSION, GUIDELINE_DIMENSION_OF[row[TOP_DIMENSION_COLUMN]])
+            choice(DIMENSION, row[TOP_DIMENSION_COLUMN])
     return {"model_version": model_version, "score": stigma, "result": result}
 
 
@@ -105,16 +124,20 @@ def _joined(value: Any) -> str:
 def label_studio_tasks(outdir: str | Path, quadrant: str | None = None, dimension: str | None = None,
                        illness_type: str | None = None, strict: bool = False,
                        log: Callable[[str], None] | None = None,
-                       categories: Sequence[str] | None = DEFAULT_CATEGORIES) -> list[dict[str, Any]]:
+                       categories: Sequence[str] | None = DEFAULT_CATEGORIES,
+                       top: int | None = None) -> list[dict[str, Any]]:
     """The flagged sentences of the audit in ``outdir`` (:func:`~corpus_audit.audit.flagged.flagged_sentences`,
-    the same choices) as Label Studio tasks, most stigmatising first: ``data`` holds the sentence (``text``), its
+    the same choices; ``top``: those of the ``top`` most stigmatising documents only,
+    :func:`~corpus_audit.audit.flagged.top_documents`) as Label Studio tasks, most stigmatising first: ``data``
+    holds the sentence (``text``), its
     document (``doc_id``, the document's ``document_stigma_score``), illnesses, type, matched terms and forms and
     the instrument's category and scores (named apart from the controls, which JSON-MIN exports put beside the
     data); ``predictions`` the instrument's category, stigmatising (stigma score at least
     :data:`PREDICTED_STIGMATISING`) and dimension as a pre-annotation whose ``score`` is the stigma score."""
     folder = AuditFolder(outdir)
-    flagged = flagged_sentences(outdir, quadrant=quadrant, dimension=dimension, illness_type=illness_type,
-                                strict=strict, log=log, categories=categories)
+    flagged = top_documents(flagged_sentences(outdir, quadrant=quadrant, dimension=dimension,
+                                              illness_type=illness_type, strict=strict, log=log,
+                                              categories=categories), top)
     if STIGMA_COLUMN not in flagged:
         raise UserError(f"{outdir}: this audit has no stigma score (its axes have no stigma head); audit again, or "
                         "train axes again with `corpus-audit axes train`")
@@ -168,7 +191,8 @@ def export_label_studio(outdir: str | Path, output: str | Path, **choices: Any) 
 @dataclass
 class ReviewedTask:
     """One task of an export: its document and sentence, and each reviewer's answers (one dict per annotation
-    that was not cancelled: control name -> list of values)."""
+    that was not cancelled: control name -> list of values, dimensions by their one name,
+    :func:`~corpus_audit.stigma.aq27.dimension_label`)."""
 
     task_id: Any
     doc_id: str | None
@@ -186,11 +210,25 @@ class ReviewedTask:
             return "tie"
         return "yes" if votes["yes"] > votes["no"] else "no"
 
+    def category(self) -> str | None:
+        """The category most of the reviewers who gave the task's decision chose; None when none chose one, or when
+        two categories have as many of them."""
+        decision = self.decision()
+        votes = Counter(answer[CATEGORY][0] for answer in self.answers
+                        if answer.get(CATEGORY) and answer.get(STIGMATISING, [None])[0] == decision).most_common(2)
+        return votes[0][0] if votes and (len(votes) == 1 or votes[0][1] > votes[1][1]) else None
+
+    def name(self) -> str:
+        """How the console names the task: its Label Studio id, rank and document."""
+        rank = self.data.get("rank")
+        return (f"task {self.task_id if self.task_id is not None else '?'}"
+                + (f" (#{rank}, document {self.doc_id})" if rank is not None else f" (document {self.doc_id})"))
+
 
 @dataclass
 class Review:
-    """What a Label Studio export holds: its format (``json`` or ``json-min``), its tasks and the records it could
-    not read (reason -> count, with examples)."""
+    """What a Label Studio export (or a labelled CSV) holds: its format (``json``, ``json-min`` or ``csv``), its
+    tasks and the records it could not read (reason -> count, with examples)."""
 
     path: str
     format: str
@@ -199,32 +237,31 @@ class Review:
     examples: list[str] = field(default_factory=list)
 
 
-def _answer_of_results(results: Any) -> dict[str, list[str]]:
-    answer: dict[str, list[str]] = {}
-    for item in results if isinstance(results, list) else ():
-        if not isinstance(item, dict) or not isinstance(item.get("value"), dict):
-            continue
-        value = item["value"]
-        values = value.get("choices", value.get("text"))
-        if isinstance(values, str):
-            values = [values]
-        if isinstance(values, list) and item.get("from_name"):
-            answer[str(item["from_name"])] = [str(v) for v in values]
+def _values(value: Any) -> list[str]:
+    """A control's answer as a list of strings: a string (one choice, a text), a list, or ``{"choices": [...]}``."""
+    if isinstance(value, dict):
+        value = value.get("choices", value.get("text"))
+    if isinstance(value, str):
+        value = [value] if value else []
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _answer(values: dict[str, Any]) -> dict[str, list[str]]:
+    """The answer of one annotation from its controls' values; dimensions by their one name (an older spelling,
+    e.g. the guideline's ``withholding_help``, read as ``Help``; an unknown one kept as written)."""
+    answer = {name: found for name in (CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE)
+              if (found := _values(values.get(name)))}
+    if DIMENSION in answer:
+        answer[DIMENSION] = [dimension_label(name) or name for name in answer[DIMENSION]]
     return answer
 
 
-def _answer_of_min(record: dict[str, Any]) -> dict[str, list[str]]:
-    """JSON-MIN: each control's value at the top level, a string (one choice, a text) or ``{"choices": [...]}``."""
-    answer = {}
-    for name in (CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE):
-        value = record.get(name)
-        if isinstance(value, dict):
-            value = value.get("choices", value.get("text"))
-        if isinstance(value, str):
-            value = [value]
-        if isinstance(value, list) and value:
-            answer[name] = [str(v) for v in value]
-    return answer
+def _results(results: Any) -> dict[str, Any]:
+    """JSON: an annotation's ``result`` (a list of regions) as control name -> value."""
+    if not isinstance(results, list):
+        return {}
+    return {str(item["from_name"]): item["value"] for item in results
+            if isinstance(item, dict) and isinstance(item.get("value"), dict) and item.get("from_name")}
 
 
 #: Where an answer keeps who gave it (Label Studio's user id, or email where the export has it).
@@ -234,14 +271,29 @@ REVIEWER = "_reviewer"
 def _with_reviewer(answer: dict[str, list[str]], reviewer: Any) -> dict[str, list[str]]:
     if isinstance(reviewer, dict):
         reviewer = reviewer.get("email") or reviewer.get("id")
-    return {**answer, REVIEWER: [str(reviewer)]} if answer and reviewer is not None else answer
+    return {**answer, REVIEWER: [str(reviewer)]} if answer and reviewer not in (None, "") else answer
+
+
+#: JSON-MIN: the fields Label Studio writes beside the data of each annotation, which are not data.
+MIN_ANNOTATION_FIELDS = ("id", "annotator", "annotation_id", "created_at", "updated_at", "lead_time",
+                         CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE)
+
+
+def _task(task_id: Any, data: dict[str, Any], answers: list[dict[str, list[str]]]) -> ReviewedTask:
+    doc_id = data.get("doc_id")
+    return ReviewedTask(task_id, None if doc_id in (None, "") else str(doc_id), data.get(TEXT) or None, data,
+                        [answer for answer in answers if answer])
 
 
 def read_review(path: str | Path) -> Review:
-    """The tasks of a Label Studio export (JSON: tasks with ``data`` and ``annotations``; JSON-MIN: one flat record
-    per task with its data fields and the controls' values). :class:`UserError` naming the file, line and column
-    for a file that is not JSON, and for JSON that is not a list of tasks."""
+    """The tasks of a Label Studio export, the task the unit whatever the format: JSON (and JSON snapshot
+    exports: tasks with ``data`` and ``annotations``), JSON-MIN (one flat record per *annotation*, with the task's
+    data fields, its ``id`` and the controls' values: the records of one task are gathered into it), or a labelled
+    CSV (:func:`read_labelled_csv`). :class:`UserError` naming the file, line and column for a file that is not
+    JSON, and for JSON that is not a list of tasks."""
     path = Path(path)
+    if path.suffix.lower() == ".csv":
+        return read_labelled_csv(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -257,6 +309,7 @@ def read_review(path: str | Path) -> Review:
         raise UserError(f"{path}: a Label Studio export is a JSON list of tasks, not a {type(records).__name__}")
     full = any(isinstance(record, dict) and ("annotations" in record or "data" in record) for record in records)
     review = Review(str(path), "json" if full else "json-min", [])
+    by_id: dict[Any, ReviewedTask] = {}
     for position, record in enumerate(records):
         if not isinstance(record, dict):
             review.unreadable["not a task (a JSON object)"] += 1
@@ -265,29 +318,88 @@ def read_review(path: str | Path) -> Review:
             continue
         if full:
             data = record.get("data") if isinstance(record.get("data"), dict) else {}
-            answers = [_with_reviewer(_answer_of_results(annotation.get("result")), annotation.get("completed_by"))
-                       for annotation in record.get("annotations") or []
-                       if isinstance(annotation, dict) and not annotation.get("was_cancelled")]
-        else:
-            data = record
-            answers = [_with_reviewer(_answer_of_min(record), record.get("annotator"))]
-        doc_id = data.get("doc_id")
-        review.tasks.append(ReviewedTask(record.get("id"), None if doc_id is None else str(doc_id),
-                                         data.get(TEXT), data, [answer for answer in answers if answer]))
+            review.tasks.append(_task(record.get("id"), data, [
+                _with_reviewer(_answer(_results(annotation.get("result"))), annotation.get("completed_by"))
+                for annotation in record.get("annotations") or []
+                if isinstance(annotation, dict) and not annotation.get("was_cancelled")]))
+            continue
+        answer = _with_reviewer(_answer(record), record.get("annotator"))
+        task_id = record.get("id")
+        if task_id is not None and task_id in by_id:  # another annotation of a task already read
+            by_id[task_id].answers.extend([answer] if answer else [])
+            continue
+        task = _task(task_id, {key: value for key, value in record.items() if key not in MIN_ANNOTATION_FIELDS},
+                     [answer])
+        review.tasks.append(task)
+        if task_id is not None:
+            by_id[task_id] = task
+    return review
+
+
+#: A labelled CSV: the columns it must have, and those read where present (other names of a column after ``|``).
+CSV_REQUIRED = (f"{TEXT}|sentence", STIGMATISING)
+CSV_OPTIONAL = (CATEGORY, DIMENSION, STRENGTH, NOTE, "doc_id", "terms|matched_term", "forms|form", "id", "annotator")
+
+
+def read_labelled_csv(path: str | Path) -> Review:
+    """Reviewed sentences written in a CSV (by hand, or the labelled data's own format,
+    ``templates/<lang>/stigma_labelled.csv``), read as the tasks of an export: one row per answer, the rows of one
+    task gathered by its ``id`` where the CSV has one (each row its own task otherwise). Columns: ``text`` (or
+    ``sentence``) and ``stigmatising`` (yes, no, or empty for no answer), and where present ``category``,
+    ``dimension`` (names joined with ``;``), ``stigma_strength``, ``note``, ``doc_id``, ``terms`` (or
+    ``matched_term``: the illness words, joined with ``;``), ``forms`` (or ``form``), ``id`` and ``annotator``.
+    :class:`UserError` naming the file (and line) for a missing column or a ``stigmatising`` that is not yes or
+    no."""
+    path = Path(path)
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError, pd.errors.EmptyDataError) as error:
+        raise UserError(f"{path}: cannot read the labelled CSV ({error})") from None
+
+    def column(names: str) -> str | None:
+        return next((name for name in names.split("|") if name in table.columns), None)
+
+    missing = [names.replace("|", " or ") for names in CSV_REQUIRED if column(names) is None]
+    if missing:
+        raise UserError(f"{path}: a labelled CSV needs the column(s) {', '.join(missing)} (found: "
+                        f"{', '.join(table.columns)})")
+    found = {names.split("|")[0]: column(names) for names in (*CSV_REQUIRED, *CSV_OPTIONAL) if column(names)}
+    review = Review(str(path), "csv", [])
+    by_id: dict[str, ReviewedTask] = {}
+    for line, row in zip(range(2, len(table) + 2), table.to_dict(orient="records")):
+        values = {name: str(row[source]).strip() for name, source in found.items()}
+        if values[STIGMATISING] not in ("yes", "no", ""):
+            raise UserError(f"{path}, line {line}: stigmatising must be yes, no or empty, not "
+                            f"{values[STIGMATISING]!r}")
+        answer = _with_reviewer(_answer({name: values[name].split(";") if name == DIMENSION else values[name]
+                                         for name in (CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE)
+                                         if values.get(name)}), values.get("annotator"))
+        task_id = values.get("id") or None
+        if task_id is not None and task_id in by_id:
+            by_id[task_id].answers.extend([answer] if answer else [])
+            continue
+        data = {TEXT: values[TEXT], "doc_id": values.get("doc_id", ""),
+                "terms": "; ".join(term.strip() for term in values.get("terms", "").split(";") if term.strip()),
+                "forms": "; ".join(form.strip() for form in values.get("forms", "").split(";") if form.strip())}
+        task = _task(task_id if task_id is not None else f"line {line}", data, [answer])
+        review.tasks.append(task)
+        if task_id is not None:
+            by_id[task_id] = task
     return review
 
 
 @dataclass
 class ReviewOutcome:
     """Documents the reviewers marked stigmatising (``remove``) or cleared (``keep``), and the counts the clean
-    manifest and the console report: tasks without a choice, split votes, ids no document of the audit has."""
+    manifest and the console report: tasks without a choice and split votes (named: :meth:`ReviewedTask.name`),
+    ids no document of the audit has."""
 
     remove: set[str]
     keep: set[str]
     tasks: int
     reviewed: int
-    no_choice: int
-    ties: int
+    no_choice: list[str]
+    ties: list[str]
     no_doc_id: int
     unknown_ids: list[str]
     sentences_confirmed: int
@@ -309,8 +421,10 @@ class ReviewOutcome:
         return self.predicted_yes_confirmed / self.predicted_yes_reviewed if self.predicted_yes_reviewed else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tasks": self.tasks, "tasks_reviewed": self.reviewed, "tasks_without_a_choice": self.no_choice,
-                "tasks_split_evenly": self.ties, "tasks_without_doc_id": self.no_doc_id,
+        return {"tasks": self.tasks, "tasks_reviewed": self.reviewed,
+                "tasks_without_a_choice": len(self.no_choice), "tasks_without_a_choice_named": self.no_choice,
+                "tasks_split_evenly": len(self.ties), "tasks_split_evenly_named": self.ties,
+                "tasks_without_doc_id": self.no_doc_id,
                 "unknown_doc_ids": len(self.unknown_ids), "unknown_doc_id_examples": self.unknown_ids[:10],
                 "records_unreadable": self.unreadable,
                 "sentences_confirmed": self.sentences_confirmed, "sentences_cleared": self.sentences_cleared,
@@ -337,11 +451,11 @@ class ReviewOutcome:
         """One line per problem, with counts: nothing of these tasks is removed."""
         found = []
         if self.no_choice:
-            found.append(f"{self.no_choice} task(s) have no choice for {STIGMATISING!r} (not reviewed, skipped or "
-                         "cancelled): their documents are kept")
+            found.append(f"{len(self.no_choice)} task(s) have no choice for {STIGMATISING!r} (not reviewed, skipped "
+                         f"or cancelled): {_listed(self.no_choice)}; their documents are kept")
         if self.ties:
-            found.append(f"{self.ties} task(s) have as many 'yes' as 'no' answers: their documents are kept unless "
-                         "another sentence of theirs is confirmed")
+            found.append(f"{len(self.ties)} task(s) have as many 'yes' as 'no' answers: {_listed(self.ties)}; their "
+                         "documents are kept unless another sentence of theirs is confirmed")
         if self.no_doc_id:
             found.append(f"{self.no_doc_id} task(s) have no doc_id in their data: not tasks of `export-flagged "
                          "--format label-studio`?")
@@ -353,14 +467,24 @@ class ReviewOutcome:
         return found
 
 
+#: How many tasks a console line names before it says how many more there are (the manifest names them all).
+NAMED = 10
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names[:NAMED]) + (f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+
+
 def review_outcome(review: Review, known_ids: set[str]) -> ReviewOutcome:
     """The documents ``review`` decides, among ``known_ids`` (the audit's documents): removed when a reviewed
     sentence of theirs is confirmed stigmatising (one suffices, as one sentence decides a document's score), kept
     when reviewers cleared every reviewed sentence of theirs. :class:`UserError` when the export has tasks but none
     names a document of the audit (another project's export), or none was reviewed."""
     by_document: dict[str, list[str]] = {}
-    no_choice = ties = no_doc_id = confirmed = cleared = predicted_reviewed = predicted_confirmed = 0
+    no_doc_id = confirmed = cleared = predicted_reviewed = predicted_confirmed = 0
     unknown: list[str] = []
+    no_choice: list[str] = []
+    ties: list[str] = []
     for task in review.tasks:
         decision = task.decision()
         if task.doc_id is None:
@@ -371,9 +495,10 @@ def review_outcome(review: Review, known_ids: set[str]) -> ReviewOutcome:
                 unknown.append(task.doc_id)
             continue
         if decision is None:
-            no_choice += 1
+            no_choice.append(task.name())
             continue
-        ties += decision == "tie"
+        if decision == "tie":
+            ties.append(task.name())
         confirmed += decision == "yes"
         cleared += decision == "no"
         stigma = task.data.get(STIGMA_COLUMN)
@@ -396,6 +521,9 @@ def review_outcome(review: Review, known_ids: set[str]) -> ReviewOutcome:
                          dict(review.unreadable))
 
 
+#: The labelled data (``templates/<lang>/stigma_labelled.csv``) spells the dimensions as docs/labelling.md does.
+LABELLED_DIMENSION = {name: next((alias for alias, known in DIMENSION_ALIASES.items() if known == name), name.lower())
+                      for name in REVIEW_DIMENSIONS}
 #: The columns of ``templates/<lang>/stigma_labelled.csv``, in order.
 LABELLED_COLUMNS = ("uid", "source", "corpus", "doc_id", "licence", "group", "sentence", "matched_term", "form",
                     "illness_type", "split", CATEGORY, STIGMATISING, DIMENSION, STRENGTH, NOTE, "labellers",
@@ -412,7 +540,7 @@ def _label_problem(answer: dict[str, list[str]]) -> str | None:
         return "stigmatising = yes without a dimension or a strength 1-3"
     if stigmatising == "no" and strength not in ("", "0"):
         return "stigmatising = no with a strength above 0"
-    if set(dimensions) - set(GUIDELINE_DIMENSIONS):
+    if set(dimensions) - set(REVIEW_DIMENSIONS):
         return "a dimension the guideline does not have"
     return None
 
@@ -456,10 +584,58 @@ def labelled_rows(review: Review, lang: str, corpus: str, licence: str,
                      "form": forms[0] or "diagnosis", "illness_type": task.data.get("illness_type") or "",
                      "split": split_of.get(task.doc_id, "train"), CATEGORY: answer[CATEGORY][0],
                      STIGMATISING: stigmatising,
-                     DIMENSION: ";".join(answer.get(DIMENSION, [])) if stigmatising == "yes" else "",
+                     DIMENSION: ";".join(LABELLED_DIMENSION[name] for name in answer.get(DIMENSION, []))
+                     if stigmatising == "yes" else "",
                      STRENGTH: answer.get(STRENGTH, ["0"])[0] if stigmatising == "yes" else "0",
                      NOTE: "; ".join(filter(None, ["reviewed in Label Studio", *answer.get(NOTE, [])])),
                      "labellers": f"label-studio:{answer.get(REVIEWER, ['?'])[0]}", "double_labelled": "no",
                      "label_1": "", "label_2": "",
                      "chunk": f"label-studio:{Path(review.path).name}"})
     return pd.DataFrame(rows, columns=list(LABELLED_COLUMNS)), skipped
+
+
+#: The columns of :func:`reviewed_sentences`: those the stigma head's labelled data has (``matched_term`` and
+#: ``form`` as ``scm/stigma.py`` reads them), and where each sentence comes from.
+REVIEWED_COLUMNS = ("sentence", "matched_term", "form", "illness_type", "doc_id", CATEGORY, STIGMATISING,
+                    "reviewers", "export", "task")
+
+
+def reviewed_sentences(reviews: Sequence[Review]) -> tuple[pd.DataFrame, Counter]:
+    """The sentences ``reviews`` decide, one row per task (:data:`REVIEWED_COLUMNS`): ``stigmatising`` the
+    reviewers' majority (:meth:`ReviewedTask.decision`), ``category`` the majority of those who gave it
+    (:meth:`ReviewedTask.category`; ``judgement`` for a stigmatising sentence whose reviewers chose none, as the
+    guideline has it). A task without a document id is a document of its own. Left out and counted (the second
+    value): tasks without an answer or a sentence, evenly split votes, sentences not stigmatising without a
+    category, categories the guideline does not have, and a sentence decided by an earlier task or file (the
+    first one counts)."""
+    skipped: Counter = Counter()
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for review in reviews:
+        name = Path(review.path).name
+        for task in review.tasks:
+            decision, category = task.decision(), task.category()
+            if decision is None or not task.sentence:
+                skipped["no reviewer's answer (or no sentence)"] += 1
+                continue
+            if decision == "tie":
+                skipped["reviewers split evenly"] += 1
+                continue
+            if category is None and decision == "no":
+                skipped["not stigmatising, without a category (or reviewers split on it)"] += 1
+                continue
+            if category is not None and category not in CATEGORIES:
+                skipped[f"a category the guideline does not have ({category!r})"] += 1
+                continue
+            if task.sentence in seen:
+                skipped["the same sentence decided by an earlier task or file"] += 1
+                continue
+            seen.add(task.sentence)
+            forms = str(task.data.get("forms") or "").split("; ")
+            rows.append({"sentence": task.sentence, "matched_term": str(task.data.get("terms") or "").replace("; ", ";"),
+                         "form": forms[0], "illness_type": str(task.data.get("illness_type") or ""),
+                         "doc_id": task.doc_id or f"{name}:{task.task_id}",
+                         CATEGORY: category or JUDGEMENT, STIGMATISING: decision,
+                         "reviewers": len([answer for answer in task.answers if answer.get(STIGMATISING)]),
+                         "export": name, "task": str(task.task_id)})
+    return pd.DataFrame(rows, columns=list(REVIEWED_COLUMNS)), skipped

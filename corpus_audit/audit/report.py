@@ -22,8 +22,8 @@ import pandas as pd
 from corpus_audit.audit.folder import FIGURES, AuditFolder, AuditSummary
 from corpus_audit.audit.results import AnalysisSummary, GroupResults, JudgementResults
 from corpus_audit.common.atomic import atomic_path
-from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, num, p_value, percent, points, table,
-                                      with_ci)
+from corpus_audit.common.html import (BASE_STYLE, MISSING, embedded_png, esc, is_missing, num, p_value, percent,
+                                     points, soft_wrap, table, with_ci)
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
 from corpus_audit.stigma.judgement import CATEGORIES, CATEGORY_COLUMN, JUDGEMENT
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, illness_list, quadrant_of
@@ -58,7 +58,7 @@ _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { 
 .doc { color: #666; font-size: 0.8rem; font-family: ui-monospace, monospace; }
 .score { color: #666; font-size: 0.8rem; white-space: nowrap; }
 .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1.5rem; }
-.fit table { width: 100%; } .fit td { overflow-wrap: anywhere; }
+.fit table { width: 100%; } .fit td { overflow-wrap: break-word; }
 """
 
 
@@ -374,7 +374,12 @@ def _method(summary: AuditSummary) -> str:
         accuracy = (f"<p>Measured functional accuracy of these axes ({esc(validity['source'])}; chance is 50% for "
                     f"basic, negation and syntax, 25% for composition):</p>"
                     + table(("test", "what it checks", "accuracy"), rows, numeric_from=2))
-        accuracy += _judgement_validity(validity) + _stigma_validity(validity.get("stigma"))
+        from corpus_audit.scm.refit import REFIT_KEY
+
+        refit = (metadata or {}).get(REFIT_KEY)
+        accuracy += _judgement_validity(validity) + (_stigma_refit(refit) if refit
+                                                     else _stigma_validity(validity.get("stigma"))
+                                                     + _suite_validity(validity.get("suite")))
     else:
         accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
                     f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
@@ -400,6 +405,28 @@ def _method(summary: AuditSummary) -> str:
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _stigma_refit(refit: dict[str, Any]) -> str:
+    """What `corpus-audit axes refit` measured for axes whose stigma head it refitted on a user's reviews."""
+    rows = []
+    cv = refit.get("cross_validation")
+    if cv:
+        low, high = cv["auc_difference"]["low"], cv["auc_difference"]["high"]
+        rows += [(f"ROC AUC on the {cv['n']} reviewed sentences held out ({cv['folds']}-fold cross-validation over "
+                  f"{cv['n_documents']} documents; {cv['n_stigmatising']} stigmatising): refitted; original",
+                  f"{num(cv['refitted']['auc'])}; {num(cv['original']['auc'])}"),
+                 ("difference, refitted − original (95% CI, documents resampled)",
+                  f"{cv['auc_difference']['value']:+.3f} ({low:+.3f} to {high:+.3f})")]
+    heldout = refit.get("labelled_heldout")
+    if heldout:
+        rows.append((f"ROC AUC on the {heldout['original']['n']} held-out sentences of the labelled data: refitted; "
+                     "original", f"{num(heldout['refitted']['auc'])}; {num(heldout['original']['auc'])}"))
+    return (f"<p><b>The stigma score of these axes was refitted</b> (<code>corpus-audit axes refit</code>) from "
+            f"{esc(refit.get('base_axes', '?'))} on {refit.get('n_labelled', '?')} labelled sentences and "
+            f"{refit.get('n_reviewed', '?')} reviewed ones "
+            f"({esc(', '.join(source['file'] for source in refit.get('reviewed') or []) or 'their files')}), each "
+            f"counting {refit.get('weight', '?')} times:</p>" + table(("measure", "value"), rows))
 
 
 def _stigma_validity(measured: dict[str, Any] | None) -> str:
@@ -435,6 +462,24 @@ def _stigma_validity(measured: dict[str, Any] | None) -> str:
             f"ranked by it) on {measured['n']} held-out real sentences labelled with docs/labelling.md "
             f"({measured['n_stigmatising']} stigmatising), never used for training or selection:</p>"
             + table(("measure", "value"), rows))
+
+
+def _suite_validity(measured: dict[str, Any] | None) -> str:
+    """The stigma score on the functional suite's test cases (scm/suite.py), per function."""
+    if not measured:
+        return ""
+    low, high = measured["auc_ci95"]
+    rows = [(function.replace("_", " "), "stigmatising" if result["kind"] == "stigmatising" else "hard negative",
+             result["n"], num(result["mean_score"], 2), percent(result["share_flagged"]),
+             "yes" if result["meets_target"] else "no") for function, result in measured["functions"].items()]
+    return (f"<p>Stigma score on the functional suite for health stigma ({measured['n']} test cases written and "
+            "labelled by this project, split from the training cases by template, never trained on or used for "
+            f"selection): ROC AUC stigmatising vs hard negatives {num(measured['auc'])} ({num(low)}–{num(high)}, "
+            f"templates resampled). A stigmatising function should score at least {measured['threshold']:.1f} on "
+            f"{percent(measured['recall_target'])} of its cases, a hard negative on at most "
+            f"{percent(measured['flag_target'])}:</p>"
+            + table(("function", "kind", "cases", "mean score", "at or above 0.5", "meets the target"), rows,
+                    numeric_from=2))
 
 
 def _judgement_validity(validity: dict[str, Any]) -> str:
@@ -489,16 +534,21 @@ def _documents(documents: pd.DataFrame | None, shown: int = TOP_DOCUMENTS) -> st
         sentence = str(row["top_sentence"])
         if len(sentence) > MAX_SENTENCE_CHARS:
             sentence = sentence[:MAX_SENTENCE_CHARS].rstrip() + " …"
-        rows.append((row["rank"], row["doc_id"], *(row[field] for field in keep_fields), num(row[STIGMA_SCORE], 2),
-                     row["top_category"] or MISSING, row["top_dimension"] or MISSING,
-                     f'{row["n_judgements"]} / {row["n_sentences"]}', row["illnesses"], sentence))
+        rows.append((row["rank"], soft_wrap(str(row["doc_id"])),
+                     *(MISSING if is_missing(row[field]) else soft_wrap(str(row[field])) for field in keep_fields),
+                     num(row[STIGMA_SCORE], 2), *(MISSING if is_missing(row[field]) or not row[field]
+                                                  else str(row[field]).replace("_", " ")
+                                                  for field in ("top_category", "top_dimension")),
+                     f'{row["n_judgements"]} / {row["n_sentences"]}', soft_wrap(str(row["illnesses"])),
+                     soft_wrap(sentence)))
     return ("<h2>Documents to review, most stigmatising first</h2>"
             f"<p>The {min(shown, len(documents))} highest-ranked of {len(documents)} documents with an illness mention. "
             "A document's score is the stigma score of its most stigmatising sentence (shown): the instrument's "
             "probability that it stigmatises people with the illness. `corpus-audit documents OUTDIR` lists them all (with --dimension, "
             "--illness, -o ids.txt); `corpus-audit clean` removes the chosen ones from the corpus. How far to trust "
             f"the order: {RANKING_VALIDITY} Read before removing.</p>"
-            # long ids, field values and unbroken words (URLs) wrap inside their cells: the table fits the page
+            # the table fits the page: words wrap whole, and long ids, field values and URLs only where
+            # soft_wrap allows
             + '<div class="fit">'
             + table(("rank", "document", *keep_fields, "score", "category", "AQ-27 dimension",
                      "judgements / sentences", "illnesses", "most stigmatising sentence"), rows, numeric_from=99)

@@ -3,6 +3,8 @@ embedding model) and ``lexicon forms`` (the editable language data)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from corpus_audit.cli.errors import reports_errors
@@ -89,6 +91,94 @@ def axes_evaluate_command(recipe: str, folds: int, seed: int, json_path: str | N
 
         write_text_atomic(json_path, json.dumps(report, indent=2))
         click.echo(f"wrote {json_path}")
+
+
+@axes_group.command("refit")
+@click.argument("reviewed", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
+              callback=output_extension(".npz", writes="axes refit writes an axes file (.npz)"),
+              help="The new axes file (.npz), for `corpus-audit audit --axes`, `score --axes` and "
+                   "Instrument(axes=...). Never the axes it starts from, nor a file of the package.")
+@click.option("--axes", "base", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The axes to start from (default: those of the model, shipped or trained before); their stigma "
+                   "head's settings are refitted, everything else is kept.")
+@click.option("--labelled", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="The labelled data to start from (default: the package's templates/<lang>/stigma_labelled.csv, "
+                   "read, never written).")
+@click.option("--weight", type=click.IntRange(min=1), default=5, show_default=True,
+              help="How many times a reviewed sentence counts beside one of the labelled data "
+                   "(docs/stigma_score.md, \"Refitting on your reviews\").")
+@click.option("--folds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Cross-validation folds over the reviewed documents, to measure the new score against the "
+                   "original on your sentences held out (0: refit without measuring).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the folds and the bootstrap.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              callback=output_extension(".json", writes="--json writes JSON"),
+              help="Also write what was measured as JSON (the axes file keeps it too).")
+@click.option("--embedding-cache", type=click.Path(dir_okay=False), default=None,
+              callback=output_extension(".npz", writes="the embedding cache is NumPy .npz"),
+              help="Keep the sentence embeddings in this .npz between runs (the labelled data is embedded once).")
+@model_options
+@reports_errors("cannot write {output}")
+def axes_refit_command(reviewed: tuple[str, ...], output: str, base: str | None, labelled: str | None,
+                       weight: int, folds: int, seed: int, json_path: str | None,
+                       embedding_cache: str | None, lang: str, model: str | None, device: str, batch_size: int,
+                       backend: str) -> None:
+    """Learn from your reviews: refit the stigma score on sentences you reviewed, and write new axes.
+
+    REVIEWED: Label Studio exports (JSON, JSON-MIN or a snapshot export of the tasks of `corpus-audit
+    export-flagged --format label-studio`) and labelled CSVs (columns text or sentence, stigmatising, category;
+    optionally doc_id, terms, forms, dimension, stigma_strength, note, id). A task's reviewers decide by majority;
+    ties, unanswered tasks and sentences already decided are left out, counted.
+
+    The stigma head is refitted as the package's was (the axes' recipe, the same features), on the labelled data
+    plus your sentences; the projection, the judgement gate and the dimension heads are kept. The command then
+    reports, on your sentences held out (cross-validation, whole documents per fold), the new score's ROC AUC
+    beside the original's, with a 95% interval of the difference, and both on the labelled data's held-out
+    sentences. Nothing of the package changes: use the new file with `corpus-audit audit --axes OUTPUT`.
+
+    Example: corpus-audit axes refit review/export.json my-labels.csv -o my-axes.npz
+    """
+    import json
+
+    from corpus_audit.audit.label_studio import read_review, reviewed_sentences
+    from corpus_audit.common.atomic import write_text_atomic
+    from corpus_audit.common.errors import UserError
+    from corpus_audit.common.resources import SHIPPED_AXES_DIR
+    from corpus_audit.embed import load_embedder
+    from corpus_audit.scm.axes import SCMAxes
+    from corpus_audit.scm.recipes import EmbeddingCache
+    from corpus_audit.scm.refit import format_refit, refit_axes
+    from corpus_audit.scm.store import axes_for, find_axes
+
+    target = Path(output).resolve()
+    if target.parent == SHIPPED_AXES_DIR.resolve():
+        raise UserError(f"{output}: write the new axes to a file of your own, not into the package")
+    table, skipped = reviewed_sentences([read_review(path) for path in reviewed])
+    click.echo(f"{len(table)} reviewed sentence(s) from {len(reviewed)} file(s) "
+               f"({int((table['stigmatising'] == 'yes').sum())} stigmatising)")
+    for reason, count in skipped.items():
+        click.echo(f"  left out {count}: {reason}")
+    if base is not None:
+        lang = str(SCMAxes.load(base).metadata_.get("lang", lang))
+    embedder = load_embedder(model, lang=lang, device=device, batch_size=batch_size, backend=backend, log=click.echo)
+    if base is None:
+        axes_for(embedder, lang, log=click.echo)  # trains and caches the model's axes where none exist yet
+        base = str(find_axes(embedder.model_id, lang))
+    SCMAxes.load(base).check_embedder(embedder.model_id)
+    if target == Path(base).resolve():
+        raise UserError(f"{output}: write the new axes to a file of your own, not over the axes it starts from")
+    click.echo(f"starting from {base}")
+    result = refit_axes(base, EmbeddingCache(embedder, embedding_cache).encode, table, labelled_path=labelled,
+                        weight=weight, folds=folds, seed=seed, sources=list(reviewed))
+    for line in format_refit(result.report):
+        click.echo(line)
+    result.axes.save(output)
+    if json_path:
+        write_text_atomic(json_path, json.dumps(result.report, indent=2))
+        click.echo(f"wrote {json_path}")
+    click.echo(f"wrote {output}: use it with `corpus-audit audit CORPUS --axes {output}` (and score --axes, "
+               "Instrument(axes=...))")
 
 
 @click.group("lexicon")

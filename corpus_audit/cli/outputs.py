@@ -61,6 +61,9 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
               help="Keep sentences of this judgement-gate category (repeatable; 'all': every category). Default: "
                    "judgements about people only; self-disclosures, clinical descriptions, questions, figures of "
                    "speech and information judge no one.")
+@click.option("--top", type=click.IntRange(min=1), default=None,
+              help="Keep the flagged sentences of the N most stigmatising documents only (ranked by their most "
+                   "stigmatising flagged sentence): a review starts at the top.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False),
               callback=output_extension(".csv", ".parquet", ".jsonl", ".json", writes="export-flagged writes CSV, "
                                         "Parquet, JSON Lines or (--format label-studio) JSON"),
@@ -68,20 +71,23 @@ def compare_command(outdir_a: str, outdir_b: str, outputs: tuple[str, ...], labe
 @click.option("--format", "output_format", type=click.Choice(("table", "label-studio")), default="table",
               show_default=True,
               help="label-studio: a Label Studio import file (.json) of one task per sentence, most stigmatising "
-                   "first, with the instrument's category, stigma label and dimension as pre-annotations, and the "
-                   "labelling configuration (OUTPUT stem + .label_config.xml, the choices of docs/labelling.md). "
-                   "Export the reviewed project as JSON or JSON-MIN and give it to `corpus-audit clean --reviewed`.")
+                   "first, with the instrument's category, stigma label and dimension as pre-annotations (they fill "
+                   "every required field), and the labelling configuration (OUTPUT stem + .label_config.xml, the "
+                   "choices of docs/labelling.md). Export the reviewed project as JSON or JSON-MIN and give it to "
+                   "`corpus-audit clean --reviewed` or `corpus-audit axes refit`.")
 @STRICT_OUTPUT_OPTION
 @reports_errors("cannot write {output}")
 def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | None, illness_type: str | None,
-                           categories: tuple[str, ...], output: str, output_format: str, strict: bool) -> None:
+                           categories: tuple[str, ...], top: int | None, output: str, output_format: str,
+                           strict: bool) -> None:
     """Export the judgements of an audit OUTDIR in a quadrant and/or an AQ-27 dimension's region.
 
     Writes doc_id, sentence_index, sentence, illnesses, illness_type, warmth, competence, quadrant, category,
     judgement_strength and the stigma score, and prints the number of flagged sentences per document, most
     stigmatising document first. Only judgements about people are exported unless --category says otherwise
     (audits whose axes have no judgement gate: every sentence). --format label-studio writes review tasks instead
-    (docs/api.md#review-in-label-studio).
+    (docs/api.md#review-in-label-studio); --top N keeps the flagged sentences of the N most stigmatising
+    documents.
     """
     from corpus_audit.audit.flagged import DEFAULT_CATEGORIES, export_flagged
 
@@ -90,7 +96,8 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
         from corpus_audit.audit.label_studio import export_label_studio
 
         tasks, config = export_label_studio(outdir, output, quadrant=quadrant, dimension=dimension,
-                                            illness_type=illness_type, strict=strict, log=warn, categories=chosen)
+                                            illness_type=illness_type, strict=strict, log=warn, categories=chosen,
+                                            top=top)
         documents = len({task["data"]["doc_id"] for task in tasks})
         click.echo(f"{len(tasks)} Label Studio task(s) from {documents} documents, most stigmatising first")
         click.echo(f"wrote {output} (import file) and {config} (labelling configuration)")
@@ -99,7 +106,8 @@ def export_flagged_command(outdir: str, quadrant: str | None, dimension: str | N
         raise click.ClickException(f"{output}: JSON is the Label Studio import file: pass --format label-studio, "
                                    "or name the output .csv, .parquet or .jsonl")
     flagged, documents = export_flagged(outdir, output, quadrant=quadrant, dimension=dimension,
-                                        illness_type=illness_type, strict=strict, log=warn, categories=chosen)
+                                        illness_type=illness_type, strict=strict, log=warn, categories=chosen,
+                                        top=top)
     shown = 20
     gated = CATEGORY_COLUMN in flagged.columns  # axes without the judgement gate have no categories
     which = "" if not gated else " (every category)" if chosen is None else f" ({', '.join(chosen)})"
@@ -141,6 +149,7 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
     """
     from corpus_audit.audit.documents import STIGMA_SCORE, ranked_documents, read_documents, write_ids
     from corpus_audit.audit.flagged import write_table
+    from corpus_audit.stigma.judgement import DIMENSION_COLUMNS, dimension_named
 
     table = ranked_documents(read_documents(outdir, strict, warn), top=top, min_score=min_score,
                              dimension=dimension, illness=illness, illness_type=illness_type)
@@ -149,7 +158,7 @@ def documents_command(outdir: str, top: int | None, min_score: float | None, dim
     elif output:
         write_table(table, output)
     click.echo(f"{len(table)} documents")
-    score = STIGMA_SCORE if dimension is None else f"dim_{dimension.lower()}"
+    score = STIGMA_SCORE if dimension is None else DIMENSION_COLUMNS[dimension_named(dimension)]
     for row in table.head(20).itertuples(index=False):
         sentence = str(row.top_sentence)
         click.echo(f"{row.rank:5d}  {getattr(row, score):.3f}  {row.doc_id}  "

@@ -15,7 +15,7 @@ from corpus_audit.cli.options import (PROGRESS_OPTION, apply_options, log, outpu
 from corpus_audit.languages import LANGUAGE_CODES
 from corpus_audit.probe.folder import ProbeOptionsError
 from corpus_audit.probe.models.masked import MAX_TOKENS, METRICS
-from corpus_audit.probe.questionnaires.aq27 import ILLNESS_SETS, REDUCTIONS, SCOPES
+from corpus_audit.probe.questionnaires.aq27 import ILLNESS_SETS, NAME_SCORINGS, REDUCTIONS, SCOPES
 from corpus_audit.probe.questionnaires.aq27 import METHODS as AQ27_METHODS
 from corpus_audit.probe.questionnaires.valence import METHODS
 
@@ -110,6 +110,12 @@ def score_command(input_path: str, output: str, text_field: str | None, old_text
                    "the units (permutation test over illness labels, Holm over dimensions). paper: the seed paper's "
                    "raw PLL comparison paired by item x noun phrase; it confounds the names' length and frequency "
                    "with stigma (a random model comes out significant). See docs/probe.md.")
+@click.option("--name-scoring", type=click.Choice(NAME_SCORINGS), default="pll", show_default=True,
+              help="How the illness's name is scored. pll: its pieces as the sentence's PLL scores them (--metric; "
+                   "minicons-compatible: each word of a name of several words is scored with the others visible, "
+                   "which gives the name away whatever the item says). whole: the name masked as one unit, log "
+                   "P(name | rest of the sentence), summed over its pieces unless --reduce says otherwise; only "
+                   "the names are scored, not the sentences; --method controlled only. See docs/probe.md.")
 @click.option("--scope", type=click.Choice(SCOPES), default=None,
               help="--method paper: what is scored, the whole filled sentence (default; the seed paper's minicons "
                    "sentence score) or only the illness's pieces in the context of the sentence. The controlled "

@@ -8,14 +8,15 @@ from __future__ import annotations
 import base64
 import html
 import itertools
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from corpus_audit.common.formats import MISSING, is_missing, num, p_value, percent, points, with_ci
 
-__all__ = ["BASE_STYLE", "MISSING", "embedded_png", "esc", "is_missing", "num", "p_value", "percent", "points", "table",
-           "with_ci"]
+__all__ = ["BASE_STYLE", "MISSING", "embedded_png", "esc", "is_missing", "num", "p_value", "percent", "points",
+           "soft_wrap", "table", "with_ci"]
 
 #: The style both reports start from; each appends its own rules. ``tr.small`` and ``tr.strict`` are row classes of
 #: :func:`table` (a group too small for the tests, a result on a stricter definition).
@@ -38,6 +39,25 @@ figcaption { color: #555; font-size: 0.9rem; }
 def esc(value: Any) -> str:
     """``value`` as HTML text: reports show sentences from arbitrary corpora, which may contain markup."""
     return html.escape(str(value), quote=True)
+
+
+#: A token longer than this (an id, a URL) may wrap inside a narrow cell, at the places :func:`soft_wrap` marks.
+LONG_TOKEN = 24
+_ZERO_WIDTH_SPACE = "\u200b"
+_LONG_TOKEN = re.compile(rf"\S{{{LONG_TOKEN + 1},}}")
+_BREAK_AFTER = re.compile(r"([/_.:?&=-]+)")
+
+
+def soft_wrap(text: str) -> str:
+    """``text`` with a zero-width space after each separator (``/ _ . : ? & = -``) of its long tokens, and every
+    ``LONG_TOKEN`` characters of a long run without one: a cell may wrap there and nowhere inside a word."""
+    def breakable(match: re.Match[str]) -> str:
+        pieces = _BREAK_AFTER.sub(rf"\1{_ZERO_WIDTH_SPACE}", match.group(0)).split(_ZERO_WIDTH_SPACE)
+        return _ZERO_WIDTH_SPACE.join(_ZERO_WIDTH_SPACE.join(piece[i:i + LONG_TOKEN]
+                                                             for i in range(0, len(piece), LONG_TOKEN))
+                                      for piece in pieces)
+
+    return _LONG_TOKEN.sub(breakable, text)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], numeric_from: int = 1,

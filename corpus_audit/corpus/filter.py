@@ -38,40 +38,38 @@ def iter_kept_sentences(
     """Lazily yield the sentences that mention an illness, counting everything in ``summary``.
 
     Documents without any lexicon term on word boundaries are dropped before segmentation (the cheap
-    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast.
+    Aho-Corasick pre-filter), which is what makes a pass over a large corpus fast; in the others, only the
+    sentences that hold a term's spelling are cut out and matched, the others are only counted.
     """
     keep_fields = tuple(keep_fields)
     for doc in documents:
         summary.documents_processed += 1
-        if not matcher.has_candidate(doc.text):
+        lines, whole = segmenter.lines(doc.text)
+        # A line without a term on word boundaries holds no sentence that matches (a sentence is cut at a token
+        # after punctuation, so its edges are word boundaries of the line too): its sentences are only counted.
+        has_candidate, spans = matcher.candidate_spans(lines)
+        if not (has_candidate if whole else matcher.has_candidate(doc.text)):
             continue
         summary.documents_with_candidates += 1
         fields = {name: _field_value(doc, name) for name in keep_fields}
         matched = False
-        index = -1
-        # A line without a term on word boundaries holds no sentence that matches (a sentence is cut at a token
-        # after punctuation, so its edges are word boundaries of the line too): it is only counted.
-        for _, count, sentences in segmenter.line_sentences(doc.text, matcher.has_candidate):
-            summary.sentences_segmented += count
-            if not sentences:
-                index += count
+        count, sentences = segmenter.document_sentences(lines, spans)
+        summary.sentences_segmented += count
+        for index, sentence in sentences:
+            matches = matcher.find(sentence)
+            if not matches:
                 continue
-            for sentence in sentences:
-                index += 1
-                matches = matcher.find(sentence)
-                if not matches:
-                    continue
-                matched = True
-                illnesses = sorted({m.illness for m in matches})
-                kind = illness_type_of(m.type for m in matches)
-                summary.sentences_kept += 1
-                summary.sentences_by_type[kind] += 1
-                summary.sentences_by_illness.update(illnesses)
-                summary.mentions_by_illness.update(m.illness for m in matches)
-                summary.mentions_by_form.update((m.form, m.type) for m in matches)
-                summary.terms.update(m.surface.lower() for m in matches)
-                yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
-                                   [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
+            matched = True
+            illnesses = sorted({m.illness for m in matches})
+            kind = illness_type_of(m.type for m in matches)
+            summary.sentences_kept += 1
+            summary.sentences_by_type[kind] += 1
+            summary.sentences_by_illness.update(illnesses)
+            summary.mentions_by_illness.update(m.illness for m in matches)
+            summary.mentions_by_form.update((m.form, m.type) for m in matches)
+            summary.terms.update(m.surface.lower() for m in matches)
+            yield KeptSentence(doc.id, index, sentence, [m.surface for m in matches],
+                               [[m.start, m.end] for m in matches], illnesses, kind, fields, [m.form for m in matches])
         if matched:
             summary.documents_matched += 1
 
@@ -96,7 +94,7 @@ def init_filter_worker(
 ) -> None:
     """Set up a worker process (a pool process, or a Ray actor) to run :func:`filter_unit`."""
     global _worker_state
-    if segmenter.model is None:
+    if segmenter.needs_spacy_blank:
         # A worker only splits sentences with the blank pipeline: skip the 1.2 s torch import thinc would do.
         import_spacy_without_torch()
     _worker_state = (options, matcher, segmenter, lang, keep_fields)

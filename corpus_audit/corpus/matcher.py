@@ -14,9 +14,14 @@ from __future__ import annotations
 import csv
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cache
+from itertools import accumulate, compress, count
+from operator import add
 from pathlib import Path
+from typing import Any
 
 import ahocorasick
 
@@ -68,12 +73,49 @@ _FOLDED_BEYOND_LOWER = re.compile(
     "[" + re.escape("".join(sorted({chr(code) for code in _FOLD_TABLE if code != ord("’")} | {"İ"}))) + "]")
 
 
+# Characters of the longest texts that fold() takes to _fold_codes() rather than str.translate.
+_LONG_TEXT = 2_000
+
+
+@cache
+def _fold_codes() -> tuple[Any, Any]:
+    """numpy (imported here: the command line starts without it) and _FOLD_TABLE as an array over the code points it
+    maps in Latin-1 and Latin Extended-A."""
+    import numpy
+
+    codes = numpy.arange(0x180, dtype=numpy.uint32)
+    for code, char in _FOLD_TABLE.items():
+        if code < 0x180:
+            codes[code] = ord(char)
+    return numpy, codes
+
+
+_FOLD_REPLACED = [(chr(code), char) for code, char in _FOLD_TABLE.items() if code >= 0x180]
+
+
 def fold(text: str) -> str:
     """Lower-case and strip accents (except ñ) without changing the length of ``text``."""
     lowered = text.lower()
     if len(lowered) != len(text):  # rare characters such as "İ" lower to two code points
         lowered = "".join(char.lower()[:1] for char in text)
-    return lowered if lowered.isascii() else lowered.translate(_FOLD_TABLE)
+    return lowered if lowered.isascii() else _fold_lowered(lowered)
+
+
+def _fold_lowered(lowered: str) -> str:
+    """``lowered.translate(_FOLD_TABLE)``."""
+    if len(lowered) < _LONG_TEXT:
+        return lowered.translate(_FOLD_TABLE)
+    # a long text through an array (the apostrophes and hyphens beyond it replaced one by one): six times faster than
+    # str.translate, which looks each character up
+    numpy, table = _fold_codes()
+    try:
+        codes = numpy.frombuffer(lowered.encode("utf-32-le"), dtype=numpy.uint32)
+    except UnicodeEncodeError:  # lone surrogates
+        return lowered.translate(_FOLD_TABLE)
+    folded = numpy.where(codes < 0x180, table[numpy.minimum(codes, 0x17F)], codes).tobytes().decode("utf-32-le")
+    for char, replacement in _FOLD_REPLACED:
+        folded = folded.replace(char, replacement)
+    return folded
 
 
 def _is_word_char(char: str) -> bool:
@@ -303,6 +345,71 @@ class IllnessMatcher:
             else:
                 return any(_bounded(lowered, start, end) for _, start, end in found)
         return self._has_candidate_reference(lowered)
+
+    def candidate_spans(self, lines: list[str]) -> tuple[bool, list[list[tuple[int, int]] | None]]:
+        """(:meth:`has_candidate` of ``lines`` joined by "\\n", and for each line: None where :meth:`has_candidate`
+        rejects the line, else (start, end) spans of the line such that :meth:`find` finds nothing in a part of it
+        that holds none of them whole: every occurrence of a pre-filter spelling in the folded line).
+
+        The lines joined are searched at once (folded too, where some line holds a character that folds beyond
+        lower case) instead of one line at a time: the "\\n" between them is no word character, like their
+        ends, and lower case and folding keep lengths, except for "İ", which takes the line-by-line path, as does
+        a text that the Rust automaton cannot take (lone surrogates) or its absence."""
+        joined = "\n".join(lines)
+        lowered = joined.lower()
+        if self._fast_prefilter is not None and len(lowered) == len(joined):
+            try:
+                return self._joined_candidate_spans(lines, joined, lowered)
+            except UnicodeEncodeError:
+                pass
+        spans = [self._spans(fold(line)) if self.has_candidate(line) else None for line in lines]
+        return self.has_candidate(joined), spans
+
+    def _joined_candidate_spans(self, lines: list[str], joined: str, lowered: str
+                                ) -> tuple[bool, list[list[tuple[int, int]] | None]]:
+        """:meth:`candidate_spans` from the lines ``joined`` and ``lowered`` (same length)."""
+        search = self._fast_prefilter.find_matches_as_indexes  # type: ignore[union-attr]
+        found = search(lowered, overlapping=True)
+        if not found and (lowered.isascii() or _FOLDED_BEYOND_LOWER.search(joined) is None):
+            return False, [None] * len(lines)  # and no line is folded either (has_candidate's second look)
+        starts = list(map(add, accumulate(map(len, lines), initial=0), count()))  # each line's offset
+        numbers = [bisect_right(starts, start) - 1 for _, start, _ in found]  # each occurrence's line
+        spans: list[list[tuple[int, int]] | None] = [None] * len(lines)
+        for (_, start, end), number in zip(found, numbers):
+            if spans[number] is None and _bounded(lowered, start, end):
+                spans[number] = []
+        if lowered.isascii():  # fold() is lower()
+            for (_, start, end), number in zip(found, numbers):
+                if (line_spans := spans[number]) is not None:
+                    line_spans.append((start - starts[number], end - starts[number]))
+            return any(line_spans is not None for line_spans in spans), spans
+        has_candidate = any(line_spans is not None for line_spans in spans)
+        if _FOLDED_BEYOND_LOWER.search(joined) is None:  # folding changes apostrophes and hyphens at most
+            return has_candidate, [None if line_spans is None else self._fast_spans(fold(line))
+                                   for line, line_spans in zip(lines, spans)]
+        # has_candidate's second look, at the folded text: of the document, and of each line that holds a character
+        # folded beyond lower case
+        folded = _fold_lowered(lowered)
+        found = search(folded, overlapping=True)
+        numbers = [bisect_right(starts, start) - 1 for _, start, _ in found]
+        for (_, start, end), number in zip(found, numbers):
+            if _bounded(folded, start, end):
+                has_candidate = True
+                if spans[number] is None and _FOLDED_BEYOND_LOWER.search(lines[number]) is not None:
+                    spans[number] = []
+        for (_, start, end), number in zip(found, numbers):
+            if (line_spans := spans[number]) is not None:
+                line_spans.append((start - starts[number], end - starts[number]))
+        return has_candidate, spans
+
+    def _fast_spans(self, folded: str) -> list[tuple[int, int]]:
+        """(start, end) of every occurrence of a pre-filter spelling in ``folded``, by the Rust automaton."""
+        return [(start, end) for _, start, end in
+                self._fast_prefilter.find_matches_as_indexes(folded, overlapping=True)]  # type: ignore[union-attr]
+
+    def _spans(self, folded: str) -> list[tuple[int, int]]:
+        """(start, end) of every occurrence of a pre-filter spelling in ``folded``, by pyahocorasick."""
+        return [(end - length + 1, end + 1) for end, length in self._prefilter.iter(folded)]
 
     def _has_candidate_reference(self, lowered: str) -> bool:
         """:meth:`has_candidate` of lower-cased text with pyahocorasick (the tests compare the two)."""

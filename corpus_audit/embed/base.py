@@ -27,10 +27,16 @@ class EmbedderError(UserError, RuntimeError):
 
 
 class Embedder(ABC):
-    """Turns texts into L2-normalised float32 vectors of shape (n, dimension)."""
+    """Turns texts into L2-normalised float32 vectors of shape (n, dimension).
+
+    A model with a stance branch (:mod:`corpus_audit.embed.stance`) gives two views of each text in one row: the
+    sentence embedding, then the stance features; ``views`` holds their sizes, and each is normalised on its own.
+    """
 
     #: backend name, e.g. "sentence-transformers"
     backend: str = ""
+    #: sizes of the views each row holds, in order (one view: the sentence embedding); set by models with a branch
+    views: tuple[int, ...] = ()
 
     def __init__(self, name: str, batch_size: int = 64) -> None:
         self.name = name
@@ -79,14 +85,25 @@ class Embedder(ABC):
             return out
         # None: a bar for long inputs, and only on a terminal (tqdm's disable=None).
         disable = (None if len(texts) >= PROGRESS_MIN_TEXTS else True) if show_progress is None else not show_progress
+        bounds = np.cumsum(self.views)[:-1] if self.views else []
         with tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="sent", disable=disable, leave=False,
                   file=sys.stderr) as bar:
             for rows, batch in self._batches(texts):
-                vectors = np.asarray(batch, dtype=np.float32)
-                norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-                out[rows] = vectors / np.maximum(norms, 1e-12)
+                out[rows] = np.hstack([unit_rows(part) for part in
+                                       np.split(np.asarray(batch, dtype=np.float32), bounds, axis=1)])
                 bar.update(len(rows))
         return out
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    """Each row of ``vectors`` divided by its L2 norm (a zero row stays zero)."""
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def branched_name(name: str, adapter) -> str:
+    """The name of model ``name`` run with the stance branch ``adapter`` (a
+    :class:`~corpus_audit.embed.stance.StanceAdapter`, or None: ``name`` itself)."""
+    return name if adapter is None else f"{name}+stance-{adapter.lang}"
 
 
 def same_embeddings(trained_on: str, model_id: str) -> bool:

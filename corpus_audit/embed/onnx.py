@@ -33,8 +33,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from corpus_audit.common.atomic import atomic_path, write_text_atomic
-from corpus_audit.common.resources import sha256_files
-from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError
+from corpus_audit.common.resources import sha256_bytes, sha256_files
+from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError, branched_name, unit_rows
+from corpus_audit.embed.stance import StanceAdapter
 
 if TYPE_CHECKING:
     from onnxruntime import InferenceSession, SessionOptions
@@ -108,17 +109,21 @@ def export_cache_dir() -> Path:
     return Path(base) / "corpus-audit" / "onnx"
 
 
-def exported_model(config: SentenceModelConfig, log: Callable[[str], None]) -> tuple[Path, dict]:
-    """The ONNX file of ``config``'s transformer and its metadata, exported now if the cache has none."""
-    target = export_cache_dir() / f"{config.identity()[:32]}-v{EXPORT_FORMAT}"
+def exported_model(config: SentenceModelConfig, log: Callable[[str], None],
+                   adapter: StanceAdapter | None = None) -> tuple[Path, dict]:
+    """The ONNX file of ``config``'s transformer (with ``adapter``'s stance branch: a second output) and its
+    metadata, exported now if the cache has none."""
+    identity = config.identity() if adapter is None else sha256_bytes(f"{config.identity()}:{adapter.sha256}".encode())
+    target = export_cache_dir() / f"{identity[:32]}-v{EXPORT_FORMAT}"
     try:
         meta = json.loads((target / "meta.json").read_text(encoding="utf-8"))
         if (target / "model.onnx").is_file():
             return target / "model.onnx", meta
     except (OSError, ValueError):
         pass  # not exported yet, or an export was interrupted before its meta.json: export again
-    log(f"exporting {config.folder} to ONNX once, into {target} (needs torch; a minute at most)")
-    return target / "model.onnx", export(config, target)
+    log(f"exporting {config.folder}{' with its stance branch' if adapter else ''} to ONNX once, into {target} "
+        "(needs torch; a minute at most)")
+    return target / "model.onnx", export(config, target, adapter)
 
 
 class OnnxEmbedder(Embedder):
@@ -129,14 +134,14 @@ class OnnxEmbedder(Embedder):
     backend = ONNX_FP32_BACKEND
 
     def __init__(self, name: str, folder: str | Path, batch_size: int = 64,
-                 log: Callable[[str], None] = lambda message: None) -> None:
-        super().__init__(name, batch_size)
+                 log: Callable[[str], None] = lambda message: None, adapter: StanceAdapter | None = None) -> None:
+        super().__init__(branched_name(name, adapter), batch_size)
         import onnxruntime
 
         self.config = read_config(folder)
-        model_file, meta = exported_model(self.config, log)
+        model_file, meta = exported_model(self.config, log, adapter)
         self._weights_sha256: str = meta["weights_sha256"]
-        self._dimension = int(meta["dimension"])
+        self.views = tuple(int(size) for size in meta.get("views") or [meta["dimension"]])
         self._lowercase = bool(meta["lowercase"])
         self.tokenizer = load_tokenizer(self.config, meta)
         self.tokenizer.no_padding()  # batches are padded here, after sorting by token count
@@ -147,7 +152,7 @@ class OnnxEmbedder(Embedder):
 
     @property
     def dimension(self) -> int:
-        return self._dimension
+        return sum(self.views)
 
     @property
     def weights_sha256(self) -> str:
@@ -240,13 +245,15 @@ def pooled_embeddings(session: InferenceSession, tokenizer: Tokenizer, config: S
 def run_pooled(session: InferenceSession, inputs: set[str], pooling: str, ids: np.ndarray,
                mask: np.ndarray) -> np.ndarray:
     """Token ids and attention mask through the ONNX transformer, pooled as the folder's Pooling module pools
-    (``mean`` over the unmasked tokens, or ``cls``; not normalised)."""
+    (``mean`` over the unmasked tokens, or ``cls``; not normalised); a stance branch's token states (the graph's
+    second output) follow, mean-pooled, in the same row."""
     feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    tokens = session.run(None, {name: value for name, value in feeds.items() if name in inputs})[0]
-    if pooling == "cls":
-        return tokens[:, 0]
+    outputs = session.run(None, {name: value for name, value in feeds.items() if name in inputs})
     weights = mask[:, :, None].astype(np.float32)
-    return (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+    count = np.maximum(weights.sum(axis=1), 1e-9)
+    pooled = [outputs[0][:, 0] if pooling == "cls" else (outputs[0] * weights).sum(axis=1) / count]
+    pooled += [(stance * weights).sum(axis=1) / count for stance in outputs[1:]]
+    return np.hstack(pooled) if len(pooled) > 1 else pooled[0]
 
 
 #: Largest difference allowed between an exported model's unit embeddings and sentence-transformers' (fp32 noise
@@ -262,46 +269,42 @@ PROBE_SENTENCES = [
 ]
 
 
-def export(config: SentenceModelConfig, target: Path) -> dict:
-    """Export ``config``'s transformer to ``target/model.onnx``, check it on :data:`PROBE_SENTENCES` against the
-    sentence-transformers model, and write ``target/meta.json`` (last: its presence marks a finished export).
-    Returns the metadata."""
+def export(config: SentenceModelConfig, target: Path, adapter: StanceAdapter | None = None) -> dict:
+    """Export ``config``'s transformer (with ``adapter``'s stance branch: a second output) to ``target/model.onnx``,
+    check it on :data:`PROBE_SENTENCES` against the sentence-transformers model (and the branch against its torch
+    module), and write ``target/meta.json`` (last: its presence marks a finished export). Returns the metadata."""
     import onnxruntime
     import torch
 
     from corpus_audit.embed.sbert import SentenceTransformerEmbedder
 
-    reference = SentenceTransformerEmbedder(config.folder.name, path=str(config.folder))
-    transformer = reference.model[0].auto_model.eval()
+    reference = SentenceTransformerEmbedder(config.folder.name, path=str(config.folder), adapter=adapter)
     tokenizer = reference.model.tokenizer
     target.mkdir(parents=True, exist_ok=True)
     model_file = target / "model.onnx"
     example = tokenizer(["a b", "c"], padding=True, return_tensors="pt")
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.transformer = transformer
-
-        def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-            return self.transformer(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    module = reference.module
+    outputs = ["last_hidden_state"] + (["stance_hidden_state"] if adapter else [])
+    views = reference.views or (reference.dimension,)
 
     with atomic_path(model_file) as tmp, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer and deprecation chatter of the exporter
         axes = {0: "batch", 1: "tokens"}
         # The TorchScript exporter writes one self-contained file (the dynamo one splits off the weights).
-        torch.onnx.export(LastHiddenState(), (example["input_ids"], example["attention_mask"]), str(tmp),
-                          input_names=["input_ids", "attention_mask"], output_names=["last_hidden_state"],
-                          dynamic_axes={"input_ids": axes, "attention_mask": axes, "last_hidden_state": axes},
+        torch.onnx.export(module, (example["input_ids"], example["attention_mask"]), str(tmp),
+                          input_names=["input_ids", "attention_mask"], output_names=outputs,
+                          dynamic_axes={name: axes for name in ["input_ids", "attention_mask", *outputs]},
                           opset_version=OPSET, dynamo=False)
     meta = {"format": EXPORT_FORMAT, "source": str(config.folder), "weights_sha256": reference.weights_sha256,
-            "dimension": reference.dimension, "pad_id": tokenizer.pad_token_id, "pad_token": tokenizer.pad_token,
+            "dimension": views[0], "views": list(views), "pad_id": tokenizer.pad_token_id, "pad_token": tokenizer.pad_token,
             "max_seq_length": reference.model.max_seq_length, "lowercase": bool(reference.model[0].do_lower_case),
+            "stance": adapter.metadata() if adapter else None,
             "opset": OPSET, "versions": {package: metadata.version(package)
                                          for package in ("torch", "transformers", "sentence-transformers")}}
     session = onnxruntime.InferenceSession(str(model_file), providers=["CPUExecutionProvider"])
-    ours = _unit(pooled_embeddings(session, load_tokenizer(config, meta), config, meta["lowercase"], PROBE_SENTENCES))
-    theirs = _unit(reference.model.encode(PROBE_SENTENCES, convert_to_numpy=True, show_progress_bar=False))
+    ours = _unit_views(pooled_embeddings(session, load_tokenizer(config, meta), config, meta["lowercase"],
+                                         PROBE_SENTENCES), views)
+    theirs = reference.encode(PROBE_SENTENCES, show_progress=False)
     meta["max_abs_difference"] = float(np.abs(ours - theirs).max())
     if not meta["max_abs_difference"] <= EXPORT_TOLERANCE:
         shutil.rmtree(target, ignore_errors=True)
@@ -311,5 +314,5 @@ def export(config: SentenceModelConfig, target: Path) -> dict:
     return meta
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+def _unit_views(vectors: np.ndarray, views: tuple[int, ...]) -> np.ndarray:
+    return np.hstack([unit_rows(part) for part in np.split(vectors, np.cumsum(views)[:-1], axis=1)])

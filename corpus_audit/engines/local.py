@@ -70,6 +70,8 @@ def iter_kept_sentences_parallel(
     # fork shares the matcher and settings without pickling and starts in milliseconds; elsewhere the
     # platform default (spawn) pickles them (the Segmenter pickles as its settings).
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    if not segmenter.needs_spacy_blank:  # the shipped rules, read once here rather than in each worker
+        segmenter.prepare()
     initargs = (options, matcher, segmenter, summary.lang, keep_fields)
     # Ctrl-C reaches the whole process group: the workers ignore it (from the fork on, and after their setup), so
     # only this process, which knows what to report, stops, and no worker prints a traceback.

@@ -65,8 +65,9 @@ def _load(paths: Sequence[str | Path]) -> list[tuple[str, ProbeSummary, AQ27Resu
                        folder.read_illnesses()))
     if len(loaded) < 2:
         raise CompareError("give at least two AQ-27 probe folders to compare")
-    for name in ("lang", "method"):
-        values = {s.lang if name == "lang" else r.method for _, s, r, _ in loaded}
+    for name in ("lang", "method", "name scoring"):  # a name scored whole is another measure
+        values = {s.lang if name == "lang" else r.method if name == "method" else
+                  s.options.get("name_scoring", "pll") for _, s, r, _ in loaded}
         if len(values) > 1:
             raise CompareError(f"the probes differ in {name} ({', '.join(sorted(map(str, values)))}): probe each "
                                "model with the same options to compare them")

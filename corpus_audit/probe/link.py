@@ -8,16 +8,22 @@ Two units are compared, each with Spearman's rho, a percentile-bootstrap CI and 
 ranks of the name's number of pieces and of the model's neutral likelihood of it (where the probe measured them)
 are taken out of both sides first, since a model that learnt nothing tracks both and so does how often a corpus
 names an illness. Holm's correction runs over every correlation reported, the intervals are at the Bonferroni
-level 1 - 0.05 / m, and a link counts as evidence (``evidence``; ``conclusion.evidence_of_link`` in link.json)
-only when its adjusted p is below 0.05 and its corrected interval excludes 0:
+level 1 - 0.05 / m, and a correlation is evidence (``evidence``) only when its adjusted p is below 0.05 and its
+corrected interval excludes 0. A link holds (``holds``; ``conclusion.evidence_of_link`` in link.json) when its
+correlation is evidence in the direction expected of it (``expected_direction``), or in either direction where
+none is expected:
 
 * **AQ-27 dimensions** (9 points): the corpus's mental - physical difference, as the BIAS-map share of the audit's
   ``aq27.csv`` and, when ``sentences.parquet`` has the instrument's direct dimension scores (``dim_<dimension>``
-  columns), as the difference of their means; beside the model's mean score difference (``dimensions.csv``);
+  columns), as the difference of their means; beside the model's mean score difference (``dimensions.csv``).
+  Expected: positive (the same gap on both sides);
 * **illnesses** (up to 44 points): how many of the corpus's sentences mention the illness, their mean warmth and
   competence (and mean direct dimension scores), beside the model's mean score of the illness's prompts
   (``illnesses.csv``). For dimension scores the model's side is the illness's *lean* on that dimension: its mean on
   the dimension's items less its mean over all items, which takes out how likely the illness's name is by itself.
+  Expected: warmth negative when the probe's measure rises with stigma (``Probe.stigma_direction``: a colder
+  corpus, a higher measure), dimension scores positive; mentions and competence, and warmth for a measure without
+  a stigma direction (the gender probe's), have no expected direction.
 
 A sentence whose illness type is "both" counts in each group, as in the audit. Audit folders are read only through
 :mod:`corpus_audit.audit.folder` (the one exception to the wings' independence).
@@ -97,8 +103,15 @@ def _covariates(illnesses: pd.DataFrame) -> dict[str, pd.Series]:
             if column in illnesses.columns and illnesses[column].notna().any()}
 
 
+def _holds(correlation: dict[str, Any]) -> bool:
+    """A link holds when its correlation is evidence in the direction expected of it (either, where none is)."""
+    expected = correlation["expected_direction"]
+    return bool(correlation["evidence"]) and (expected is None or np.sign(correlation["rho"]) == expected)
+
+
 def _plain(correlation: dict[str, Any], unit: str, corpus_side: str, model_side: str) -> str:
-    """One sentence that says what a correlation means, without jargon, following its ``evidence`` boolean."""
+    """One sentence that says what a correlation means, without jargon, following its ``evidence`` and ``holds``
+    booleans."""
     rho, p, n = correlation["rho"], correlation["p_holm"], correlation["n"]
     if rho is None:
         return f"{correlation['audit']}: {corpus_side} cannot be compared with {model_side} ({n} usable {unit})."
@@ -112,9 +125,15 @@ def _plain(correlation: dict[str, Any], unit: str, corpus_side: str, model_side:
         return head + "no evidence of a link: on this evidence the corpus does not explain this side of the model" \
             + (" (with so few points only a strong link could show)." if n < 15 else ".")
     share = round(100 * rho * rho)
-    if rho > 0:
-        return head + f"the corpus explains about {share}% of the ranking (rho squared), in the same direction."
-    return head + f"a link in the opposite direction (about {share}% of the ranking): the corpus does not explain it."
+    expected = correlation["expected_direction"]
+    if expected is None:
+        return head + (f"the corpus explains about {share}% of the ranking (rho squared; no direction is expected "
+                       f"of this pair, and {'more' if rho > 0 else 'less'} of the one goes with more of the other).")
+    if correlation["holds"]:
+        return head + (f"the corpus explains about {share}% of the ranking (rho squared), in the expected direction"
+                       + (" (the lower the one, the higher the other)." if rho < 0 else "."))
+    return head + (f"a link opposite to the expected direction (about {share}% of the ranking): the corpus does not "
+                   "explain the model this way.")
 
 
 def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] | None = None, n_boot: int = 2000,
@@ -127,6 +146,9 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
 
     probe_folder = ProbeFolder(probe)
     summary = probe_folder.read_summary()
+    kind = probe_class(summary.probe, probe_folder.summary)
+    # a colder corpus goes with more stigma: warmth is expected against a measure that rises with stigma
+    warmth_direction = None if kind.stigma_direction is None else -kind.stigma_direction
     aq27 = summary.probe == "aq27"  # other probes have no AQ-27 dimensions: the illnesses only
     model_measure = summary.results.get("measure", "mean score of the illness's prompts")
     model_dimensions = probe_folder.read_dimensions()[["dimension", "mean_difference"]].rename(
@@ -142,7 +164,8 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
         raise LinkError(f"give one distinct label per audit ({len(audits)} audits, labels: {', '.join(labels)})")
 
     dimension_tables, illness_tables, correlations, verdict, audit_records = [], [], [], [], []
-    pending: list[tuple[str, str, str, pd.Series, pd.Series, dict[str, pd.Series], str | None, str | None]] = []
+    pending: list[tuple[str, str, str, pd.Series, pd.Series, dict[str, pd.Series], str | None, str | None,
+                        int | None]] = []
     for label, path in zip(labels, audits):
         folder = AuditFolder(path)
         audit_summary = folder.read_summary(complete=True)
@@ -162,58 +185,60 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
         dimension_tables.append(dimensions)
         illness_tables.append(illnesses)
 
-        # (unit, measure, corpus values, model values, corpus side and model side in words); the per-dimension
-        # correlations of the direct scores stay out of the verdict (link.json has them)
+        # (unit, measure, corpus values, model values, corpus side and model side in words, expected direction);
+        # the per-dimension correlations of the direct scores stay out of the verdict (link.json has them)
         model_side = "the model's score of its prompts" if aq27 else f"the model's {model_measure}"
         pairs = [("dimensions", "BIAS-map share difference (mental - physical) vs model score difference",
                   dimensions["corpus_difference"], dimensions["model_difference"],
-                  "the corpus's mental - physical gaps (BIAS map)", "the model's gaps")] if aq27 else []
+                  "the corpus's mental - physical gaps (BIAS map)", "the model's gaps", 1)] if aq27 else []
         pairs += [("illnesses", f"sentences mentioning the illness vs model {model_measure}",
                    illnesses["corpus_sentences"], illnesses["model_score"],
-                   "how often the corpus mentions an illness", model_side),
+                   "how often the corpus mentions an illness", model_side, None),
                   ("illnesses", f"mean warmth vs model {model_measure}", illnesses["corpus_warmth"],
-                   illnesses["model_score"], "the warmth of the corpus's sentences about an illness", model_side),
+                   illnesses["model_score"], "the warmth of the corpus's sentences about an illness", model_side,
+                   warmth_direction),
                   ("illnesses", f"mean competence vs model {model_measure}", illnesses["corpus_competence"],
                    illnesses["model_score"], "the competence of the corpus's sentences about an illness",
-                   model_side)]
+                   model_side, None)]
         if aq27 and dimensions["corpus_dim_difference"].notna().any():
             pairs.insert(1, ("dimensions", "direct dimension score difference (mental - physical) vs model score "
                                            "difference", dimensions["corpus_dim_difference"],
                              dimensions["model_difference"], "the corpus's mental - physical gaps (direct scores)",
-                             "the model's gaps"))
+                             "the model's gaps", 1))
         for dimension in DIMENSIONS:
             corpus_column = f"corpus_{DIMENSION_COLUMNS[dimension]}"
             lean = f"model_lean_{dimension.lower()}"
             if corpus_column in illnesses.columns and lean in illnesses.columns:
                 pairs.append(("illnesses", f"mean {dimension} score vs model's {dimension} lean",
-                              illnesses[corpus_column], illnesses[lean], None, None))
+                              illnesses[corpus_column], illnesses[lean], None, None, 1))
         covariates = _covariates(illnesses)
-        pending += [(label, unit, measure, x, y, covariates if unit == "illnesses" else {}, corpus_side, model_side)
-                    for unit, measure, x, y, corpus_side, model_side in pairs]
+        pending += [(label, unit, measure, x, y, covariates if unit == "illnesses" else {}, corpus_side, model_side,
+                     expected) for unit, measure, x, y, corpus_side, model_side, expected in pairs]
 
     # every correlation reported is one test: Holm over all, intervals at the Bonferroni level 1 - alpha / m
     confidence = 1 - ALPHA / max(1, len(pending))
-    for label, unit, measure, x, y, covariates, _, _ in pending:
+    for label, unit, measure, x, y, covariates, _, _, expected in pending:
         result = partial_rank_correlation(x.to_numpy(dtype=float), y.to_numpy(dtype=float),
                                           {name: values.to_numpy(dtype=float) for name, values in covariates.items()},
                                           n_boot=n_boot, permutations=permutations, seed=seed, confidence=confidence)
         correlations.append({"audit": label, "unit": unit, "measure": measure, **result.to_dict(),
-                             "tests": len(pending)})
+                             "tests": len(pending), "expected_direction": expected})
     adjusted = holm([np.nan if c["permutation_p"] is None else c["permutation_p"] for c in correlations])
     for record, p in zip(correlations, adjusted):
         low, high = record["rho_ci"] or (None, None)
         record["p_holm"] = None if np.isnan(p) else float(p)
         record["evidence"] = bool(record["p_holm"] is not None and record["p_holm"] < ALPHA and low is not None
                                   and high is not None and (low > 0 or high < 0))
+        record["holds"] = _holds(record)
     evidence = False
     for label in labels:
         found, tested = [], 0
-        for record, (_, unit, _, _, _, _, corpus_side, model_side) in zip(correlations, pending):
+        for record, (_, unit, _, _, _, _, corpus_side, model_side, _) in zip(correlations, pending):
             if record["audit"] != label or corpus_side is None:
                 continue
             tested += 1
             verdict.append(_plain(record, unit, corpus_side, model_side))
-            if record["evidence"] and record["rho"] > 0:
+            if record["holds"]:
                 found.append(f"{corpus_side} (rho {record['rho']:+.2f})")
         evidence = evidence or bool(found)
         verdict.append(f"{label} in short: " + (
@@ -245,5 +270,5 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
                 table.to_csv(tmp, index=False)
         write_link_figure(probe_folder, dimensions_table, illnesses_table)
         write_text_atomic(probe_folder.link, json.dumps(result, indent=2, allow_nan=False))
-        write_report(probe_folder, probe_class(summary.probe, probe_folder.summary))
+        write_report(probe_folder, kind)
     return result

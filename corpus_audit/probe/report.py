@@ -45,13 +45,15 @@ def link_section(link: dict[str, Any], folder: ProbeFolder) -> str:
     """The report section of ``corpus-audit link``: its verdict, tables and figure."""
     parts = ["<h2>How far the corpus explains the model</h2>",
              '<div class="verdict">' + "".join(f"<p>{esc(line)}</p>" for line in link["verdict"]) + "</div>"]
+    expected = {1: "positive", -1: "negative", None: "either"}
     rows = [(c["audit"], c["measure"], ", ".join(c.get("covariates") or []) or "none", c["n"],
              with_ci(c["rho"], c["rho_ci"], 2), p_value(c["permutation_p"]), p_value(c.get("p_holm")),
-             "yes" if c.get("evidence") else "no") for c in link["correlations"]]
+             "yes" if c.get("evidence") else "no", expected.get(c.get("expected_direction"), "?"),
+             "yes" if c.get("holds") else "no") for c in link["correlations"]]
     level = next((c["confidence"] for c in link["correlations"] if c.get("confidence")), 0.95)
     parts.append(table(["audit", "corpus measure vs model measure", "taken out", "n",
-                        f"Spearman ρ [{100 * level:.1f}% CI]", "permutation p", "p (Holm)", "evidence"],
-                       rows, numeric_from=3))
+                        f"Spearman ρ [{100 * level:.1f}% CI]", "permutation p", "p (Holm)", "evidence",
+                        "expected ρ", "link holds"], rows, numeric_from=3))
     parts.append(figure(folder.figure(LINK_FIGURE, "png"), LINK_CAPTION))
     dimension_rows = [(d["audit"], d["dimension"], num(d["corpus_difference"]), num(d.get("corpus_dim_difference")),
                        num(d["model_difference"], 2)) for d in link["dimensions"]]

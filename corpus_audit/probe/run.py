@@ -117,6 +117,10 @@ class Probe(Generic[Options]):
     title: ClassVar[str]
     #: Figures (stem -> caption), in report order; each is written as every one of FIGURE_FORMATS.
     figures: ClassVar[dict[str, str]] = {}
+    #: How the per-illness measure (``illnesses.csv``'s ``mean_score``) goes with stigma: +1 when it rises with
+    #: stigma, None when it has no stigma direction. ``link`` expects a colder corpus to go with a higher measure
+    #: (a negative warmth correlation) only when it is +1.
+    stigma_direction: ClassVar[int | None] = None
 
     def __init__(self, options: Options) -> None:
         self.options = options

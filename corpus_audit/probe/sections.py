@@ -34,10 +34,11 @@ def header(summary: ProbeSummary, title: str) -> str:
 
 def aq27_header(summary: ProbeSummary) -> str:
     options = summary.options
+    scoring = ("illness name masked whole" if options.get("name_scoring") == "whole"
+               else f"PLL metric {options.get('metric')}")
     return (f"<h1>AQ-27 probe of {esc(summary.model_id)}</h1>"
-            f'<p class="meta">Language {esc(summary.lang)} · method {esc(options.get("method", "paper"))} · PLL '
-            f'metric {esc(options.get("metric"))} · score: '
-            f'{esc(options.get("scope"))} {esc(options.get("reduce"))} · trailing period '
+            f'<p class="meta">Language {esc(summary.lang)} · method {esc(options.get("method", "paper"))} · '
+            f'{esc(scoring)} · score: {esc(options.get("scope"))} {esc(options.get("reduce"))} · trailing period '
             f'{"yes" if options.get("period") else "no"} · illnesses {esc(options.get("illnesses"))} · '
             f"corpus-audit {esc(summary.package_version)}</p>")
 

@@ -40,7 +40,7 @@ from corpus_audit.embed.base import same_embeddings
 from corpus_audit.scm.heads import KINDS, ClassifierHead
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS, STIGMA_COLUMN
-from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS
+from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS, JUDGEMENT
 
 HEADS = ("polar", *KINDS)
 #: The one array of an axes file that holds strings: the stigma text head's n-grams.
@@ -57,19 +57,34 @@ STIGMA_CLASSES = STIGMA_TARGETS["binary"]
 FORMAT_VERSION = 2
 
 
+def stigma_class_probabilities(head: ClassifierHead, text_head: TextHead | None, X: np.ndarray,
+                               texts: Sequence[str] | None, forms: Sequence[Sequence[str]] | None,
+                               form_names: Sequence[str] = ()) -> np.ndarray:
+    """The stigma target's class probabilities, uncalibrated, of embeddings ``X`` of ``texts`` whose mentions
+    have ``forms``: ``head``'s (reading the indicators of ``form_names`` after the embedding, where given),
+    averaged with ``text_head``'s where there is one (which needs ``texts``)."""
+    features = np.hstack([X, form_indicators(forms, form_names, len(X))]) if form_names else X
+    probabilities = head.predict_proba(features)
+    if text_head is None:
+        return probabilities
+    if texts is None or len(texts) != len(X):
+        raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
+    return (probabilities + text_head.predict_proba(texts)) / 2
+
+
 def stigma_probability(head: ClassifierHead, text_head: TextHead | None, X: np.ndarray,
                        texts: Sequence[str] | None, forms: Sequence[Sequence[str]] | None,
                        form_names: Sequence[str] = ()) -> np.ndarray:
-    """p(stigmatising), uncalibrated, of embeddings ``X`` of ``texts`` whose mentions have ``forms``: ``head``'s
-    (reading the indicators of ``form_names`` after the embedding, where given), averaged with ``text_head``'s
-    where there is one (which needs ``texts``)."""
-    features = np.hstack([X, form_indicators(forms, form_names, len(X))]) if form_names else X
-    score = head.predict_proba(features)[:, -1]  # the last class is "stigmatising"
-    if text_head is None:
-        return score
-    if texts is None or len(texts) != len(X):
-        raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
-    return (score + text_head.predict_proba(texts)[:, -1]) / 2
+    """p(stigmatising), uncalibrated (:func:`stigma_class_probabilities`' last class)."""
+    return stigma_class_probabilities(head, text_head, X, texts, forms, form_names)[:, -1]
+
+
+def gate_from_stigma(probabilities: np.ndarray) -> np.ndarray:
+    """The gate's category probabilities (``CATEGORIES``) from those of the ``category`` stigma target: a
+    stigmatising sentence is a judgement about people, so that class adds to the judgement's."""
+    gate = np.array(probabilities[:, :len(CATEGORIES)], dtype=np.float64)
+    gate[:, CATEGORIES.index(JUDGEMENT)] += probabilities[:, -1]
+    return gate
 
 
 def calibrated(probability: np.ndarray, calibration: Sequence[float] | None) -> np.ndarray:
@@ -168,12 +183,19 @@ class SCMAxes:
         return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
                 if name != "self"}
 
-    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None) -> SCMAxes:
-        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN."""
+    def fit(self, X: np.ndarray, y: np.ndarray, metadata: dict[str, Any] | None = None,
+            views: Sequence[int] = ()) -> SCMAxes:
+        """Fit on embeddings ``X`` (n, d) and targets ``y`` (n, 2) = (warmth, competence) in {-1, 0, 1} or NaN.
+
+        ``views``: the sizes of the views each row of ``X`` holds (an embedder's ``views``: the sentence embedding,
+        then a stance branch's features); the axes, the gate and the dimension heads read the first, the stigma head
+        the second where there is one. Empty: one view, the whole row."""
         X = np.asarray(X, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if X.ndim != 2 or y.shape != (X.shape[0], 2):
             raise ValueError(f"expected X of shape (n, d) and y of shape (n, 2); got {X.shape} and {y.shape}")
+        self.views_ = _checked_views(views, X.shape[1])
+        X = X[:, :self.views_[0]]
         if self.head == "polar":
             self.projection_ = self._fit_polar(X, np.nan_to_num(y))
         elif self.head in KINDS:
@@ -181,7 +203,7 @@ class SCMAxes:
                                 for name, value in self._fit_axis(X, y[:, index]).arrays.items()}
         else:
             raise ValueError(f"unknown head {self.head!r}; choose one of {HEADS}")
-        self.n_features_in_ = X.shape[1]
+        self.n_features_in_ = sum(self.views_)
         self.metadata_ = dict(metadata or {})
         self.judgement_: dict[str, ClassifierHead] = {}
         return self
@@ -235,9 +257,22 @@ class SCMAxes:
             )
         return X
 
+    def sentence_view(self, X: np.ndarray) -> np.ndarray:
+        """The sentence embeddings of rows ``X`` (what the axes, the gate and the dimension heads read)."""
+        return X[:, :self._views[0]]
+
+    def stance_view(self, X: np.ndarray) -> np.ndarray:
+        """What the stigma head reads of rows ``X``: a stance branch's features, else the sentence embedding."""
+        views = self._views
+        return X[:, views[0]:] if len(views) > 1 else X
+
+    @property
+    def _views(self) -> tuple[int, ...]:
+        return getattr(self, "views_", None) or (self.n_features_in_,)
+
     def transform(self, X: np.ndarray) -> np.ndarray:
         """Embeddings (n, d) -> float32 array (n, 2): columns warmth, competence."""
-        X = self._check_fitted(X)
+        X = self.sentence_view(self._check_fitted(X))
         p = self.projection_
         if self.head == "polar":
             latent = _normalise_rows(((X - p["x_mean"]) / p["x_std"]) @ p["rotations"])
@@ -252,19 +287,22 @@ class SCMAxes:
         """Whether these axes carry the judgement gate and the dimension heads."""
         return bool(getattr(self, "judgement_", None))
 
-    def attach_judgement(self, gate: ClassifierHead, dimensions: ClassifierHead,
+    def attach_judgement(self, gate: ClassifierHead | None, dimensions: ClassifierHead,
                          stigma: ClassifierHead | None = None, stigma_text: TextHead | None = None,
                          stigma_forms: Sequence[str] = (),
                          stigma_calibration: Sequence[float] | None = None) -> SCMAxes:
         """Carry ``gate`` (classes ``CATEGORIES``), ``dimensions`` (classes ``DIMENSION_CLASSES``) and optionally the
         stigma head (classes ``STIGMA_CLASSES``, scm/stigma.py) with the axes, and with it optionally its text head
-        (scm/text_head.py), whose probability the stigma score averages with the embedding head's.
+        (scm/text_head.py), whose probability the stigma score averages with the embedding head's. ``gate`` None:
+        the gate reads the stigma head, whose target must then be ``category`` (:attr:`gate_reads_stigma`).
         ``stigma_forms``: the mention forms whose indicators (:func:`form_indicators`) the stigma head reads after
         the embedding (the mask erases whether a mention was a slur or a diagnosis); empty for none.
         ``stigma_calibration``: (slope, intercept) of the Platt scaling of the stigma score (:func:`calibrated`),
         or None."""
-        if gate.classes != CATEGORIES or dimensions.classes != DIMENSION_CLASSES:
+        if (gate is not None and gate.classes != CATEGORIES) or dimensions.classes != DIMENSION_CLASSES:
             raise ValueError("the gate must have the classes CATEGORIES and the dimension head DIMENSION_CLASSES")
+        if gate is None and (stigma is None or stigma.classes != STIGMA_TARGETS["category"]):
+            raise ValueError("without a gate of its own, the gate reads a stigma head of the target 'category'")
         if stigma is not None and stigma.classes not in STIGMA_TARGETS.values():
             raise ValueError(f"a stigma head must have the classes of a target: {STIGMA_TARGETS}")
         if stigma_text is not None and stigma is not None and stigma_text.classes != stigma.classes:
@@ -273,7 +311,8 @@ class SCMAxes:
             raise ValueError("a stigma text head goes with a stigma head")
         if (stigma_forms or stigma_calibration is not None) and stigma is None:
             raise ValueError("stigma forms and calibration go with a stigma head")
-        self.judgement_ = {"gate": gate, "dimensions": dimensions, **({"stigma": stigma} if stigma else {}),
+        self.judgement_ = {**({"gate": gate} if gate else {}), "dimensions": dimensions,
+                           **({"stigma": stigma} if stigma else {}),
                            **({"stigma_text": stigma_text} if stigma_text else {})}
         self.stigma_forms_ = tuple(stigma_forms)
         self.stigma_calibration_ = None if stigma_calibration is None else tuple(map(float, stigma_calibration))
@@ -293,9 +332,28 @@ class SCMAxes:
                      forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
         """p(stigmatising) of embeddings ``X`` of ``texts`` whose mentions have ``forms`` (one list per text; None:
         not known, read as no mention): :func:`stigma_probability` of the heads, through the axes' calibration."""
-        probability = stigma_probability(self.stigma_head, self.stigma_text_head, X, texts, forms,
-                                         getattr(self, "stigma_forms_", ()))
-        return calibrated(probability, getattr(self, "stigma_calibration_", None))
+        return calibrated(self._stigma_classes(X, texts, forms)[:, -1], getattr(self, "stigma_calibration_", None))
+
+    def _stigma_classes(self, X: np.ndarray, texts: Sequence[str] | None,
+                        forms: Sequence[Sequence[str]] | None) -> np.ndarray:
+        return stigma_class_probabilities(self.stigma_head, self.stigma_text_head,
+                                          self.stance_view(self._check_fitted(X)), texts, forms,
+                                          getattr(self, "stigma_forms_", ()))
+
+    @property
+    def gate_reads_stigma(self) -> bool:
+        """Whether the gate's categories are the stigma head's (:func:`gate_from_stigma`): one model whose
+        outputs agree, a stigmatising sentence being a judgement, instead of a gate of its own."""
+        return getattr(self, "judgement_", {}).get("gate") is None and self.stigma_head is not None
+
+    def gate_probabilities(self, X: np.ndarray, texts: Sequence[str] | None = None,
+                           forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+        """The probability of each gate category (``CATEGORIES``) of embeddings ``X`` of ``texts``: the gate's, or
+        the stigma head's where the gate reads it (:attr:`gate_reads_stigma`; the texts and forms as
+        :meth:`stigma_score` takes them)."""
+        if self.gate_reads_stigma:
+            return gate_from_stigma(self._stigma_classes(X, texts, forms))
+        return self.judgement_["gate"].predict_proba(self.sentence_view(self._check_fitted(X)))
 
     def measure(self, X: np.ndarray, texts: Sequence[str] | None = None,
                 forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
@@ -308,8 +366,9 @@ class SCMAxes:
         out = np.full((len(X), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
         out[:, :2] = self.transform(X)
         if self.judges:
-            out[:, 2:2 + len(CATEGORIES)] = self.judgement_["gate"].predict_proba(X)
-            proba = self.judgement_["dimensions"].predict_proba(X)[:, 1:].reshape(len(X), len(DIMENSION_COLUMNS), 2)
+            out[:, 2:2 + len(CATEGORIES)] = self.gate_probabilities(X, texts, forms)
+            proba = self.judgement_["dimensions"].predict_proba(self.sentence_view(X))[:, 1:].reshape(
+                len(X), len(DIMENSION_COLUMNS), 2)
             out[:, 2 + len(CATEGORIES):2 + len(CATEGORIES) + len(DIMENSION_COLUMNS)] = proba[:, :, 0] - proba[:, :, 1]
         if self.stigma_head is not None:
             out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.stigma_score(X, texts, forms)
@@ -345,6 +404,7 @@ class SCMAxes:
             "package_version": __version__,
             "params": self.get_params(),
             "n_features_in": int(self.n_features_in_),
+            "views": list(self._views),
             "arrays": sorted(arrays),
             "judgement": {part: head.kind for part, head in getattr(self, "judgement_", {}).items()},
             "stigma_forms": list(getattr(self, "stigma_forms_", ())),
@@ -377,6 +437,7 @@ class SCMAxes:
             axes.projection_ = {name.split("__", 1)[1]: value for name, value in arrays.items()
                                 if name.startswith("projection__")}
             axes.n_features_in_ = int(header["n_features_in"])
+            axes.views_ = _checked_views(header.get("views") or (), axes.n_features_in_)
             axes.metadata_ = dict(header["metadata"])
             axes.judgement_ = {}
             parts = header.get("judgement") or {}
@@ -395,7 +456,7 @@ class SCMAxes:
                                if name.startswith("stigma_text__")}
                 if "stigma_text" in parts and parts["stigma_text"] != TextHead.kind:
                     raise AxesFileError(f"{path}: unknown stigma text head {parts['stigma_text']!r}")
-                axes.attach_judgement(heads["gate"], heads["dimensions"], heads.get("stigma"),
+                axes.attach_judgement(heads.get("gate"), heads["dimensions"], heads.get("stigma"),
                                       TextHead(stigma_classes, text_arrays) if "stigma_text" in parts else None,
                                       [str(form) for form in header.get("stigma_forms") or ()],
                                       _calibration(header.get("stigma_calibration")))
@@ -416,6 +477,16 @@ class SCMAxes:
         return axes
 
 
+def _checked_views(views: Sequence[int], width: int) -> tuple[int, ...]:
+    """``views`` (sizes; empty: one view of ``width``) checked to be one or two positive sizes adding up to
+    ``width``."""
+    sizes = tuple(int(size) for size in views) or (int(width),)
+    if not 1 <= len(sizes) <= 2 or min(sizes) < 1 or sum(sizes) != width:
+        raise ValueError(f"views {list(sizes)} do not split rows of {width} values into a sentence embedding and "
+                         "at most one stance view")
+    return sizes
+
+
 def _calibration(value: Any) -> tuple[float, float] | None:
     """A header's stigma calibration: None, or two finite numbers (anything else is a damaged file)."""
     if value is None:
@@ -428,7 +499,7 @@ def _calibration(value: Any) -> tuple[float, float] | None:
 
 def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
     """The arrays fitted axes hold (as saved) and their shapes (see ``fit`` and ``attach_judgement``)."""
-    dimension = axes.n_features_in_
+    dimension, stance = axes._views[0], axes._views[-1]
     if axes.head == "polar":
         components = axes.projection_["rotations"].shape[-1]
         shapes = {"projection__x_mean": (dimension,), "projection__x_std": (dimension,),
@@ -439,6 +510,6 @@ def _array_shapes(axes: SCMAxes) -> dict[str, tuple[int, ...]]:
     for part, head in axes.judgement_.items():
         # The stigma head reads the embedding and then its form indicators.
         head_shapes = head.shapes() if isinstance(head, TextHead) else head.shapes(
-            dimension + len(axes.stigma_forms_) if part == "stigma" else dimension)
+            stance + len(axes.stigma_forms_) if part == "stigma" else dimension)
         shapes.update({f"{part}__{name}": shape for name, shape in head_shapes.items()})
     return shapes

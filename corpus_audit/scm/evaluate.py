@@ -21,6 +21,7 @@ from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS
 from corpus_audit.scm.judgement import load_judgement_data, sentence_folds
 from corpus_audit.scm.recipes import EmbeddingCache, Recipe, fit_recipe, training_sentences
 from corpus_audit.scm.stigma import format_stigma, stigma_validity
+from corpus_audit.scm.suite import format_suite, suite_path, suite_validity
 from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS, JUDGEMENT
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 
@@ -85,7 +86,7 @@ def cross_validate(
         train_adjectives = [a for a in adjectives if a.word not in held_out]
         train = training_sentences(recipe, lang, train_adjectives, seed=seed, exclude=frozenset(held_out))
         test = realise(evaluation, test_adjectives, pairs_per_template=eval_pairs_per_template, seed=seed + fold_index)
-        axes = fit_recipe(recipe, cache.encode, lang, train, judgement, seed=seed)
+        axes = fit_recipe(recipe, cache.encode, lang, train, judgement, seed=seed, views=cache.views)
         result.folds.append(accuracy_by_test(axes.transform(cache.encode(test.sentences)), test))
     return result
 
@@ -117,7 +118,8 @@ def judgement_cross_validation(cache: EmbeddingCache, recipe: Recipe, lang: str,
     predictions = np.full((len(judgement), len(OUTPUT_COLUMNS)), np.nan)
     for test in sentence_folds(judgement, n_folds, seed):
         train = np.setdiff1d(np.arange(len(judgement)), test)
-        axes = fit_recipe(recipe, cache.encode, lang, templates, judgement.subset(train), seed=seed)
+        axes = fit_recipe(recipe, cache.encode, lang, templates, judgement.subset(train), seed=seed,
+                          views=cache.views)
         texts = [judgement.sentences[i] for i in test]
         predictions[test] = axes.measure(cache.encode(texts), texts)
     category, dimension, _, strength = judgement.arrays()
@@ -184,7 +186,8 @@ def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_
     """Cross-validation and generalisation for each recipe, sharing one embedding cache (kept on disk at
     ``embedding_cache`` when given); for a recipe with the judgement gate also :func:`judgement_cross_validation`;
     each recipe's axes (trained on everything) on every ``labelled`` file of real sentences; and, for axes with
-    the stigma head, its score on the held-out real sentences (:func:`~corpus_audit.scm.stigma.stigma_validity`)."""
+    the stigma head, its score on the held-out real sentences (:func:`~corpus_audit.scm.stigma.stigma_validity`)
+    and on the functional suite's test cases, per function (:func:`~corpus_audit.scm.suite.suite_validity`)."""
     from corpus_audit.scm.recipes import get_recipe, train_axes
 
     cache = EmbeddingCache(embedder, embedding_cache)
@@ -202,6 +205,8 @@ def evaluate_model(embedder, lang: str, recipes: dict[str, None] | list[str], n_
             if recipe.judgement else None,
             "labelled": [labelled_validity(cache, axes, path, lang) for path in labelled],
             "stigma": stigma_validity(cache.encode, axes, lang) if axes.stigma_head is not None else None,
+            "suite": suite_validity(cache.encode, axes, lang)
+            if axes.stigma_head is not None and suite_path(lang).is_file() else None,
         }
     return report
 
@@ -223,6 +228,7 @@ def validity_record(report: dict, recipe: str, source: str) -> dict:
         "judgement": measured.get("judgement"),
         "labelled": measured.get("labelled", []),
         "stigma": measured.get("stigma"),
+        "suite": measured.get("suite"),
     }
 
 
@@ -257,6 +263,12 @@ def format_report(report: dict) -> str:
             lines.append(f"  top dimension right for {j['top_dimension_accuracy']:.1%} of held-out judgements")
         if measured.get("stigma"):
             lines.append(f"{name}: {format_stigma(measured['stigma'])}")
+        if measured.get("suite"):
+            lines.append(f"{name}: {format_suite(measured['suite'])}")
+            lines.extend(f"  {function:<24} {result['kind']:<13} {result['n']:>4} cases  mean score "
+                         f"{result['mean_score']:.2f}  at or above 0.5: {result['share_flagged']:>4.0%}"
+                         f"{'' if result['meets_target'] else '  (short of the target)'}"
+                         for function, result in measured["suite"]["functions"].items())
         for result in measured.get("labelled") or []:
             lines.append(f"{name}: {result['file']} ({result['n']} real sentences, {result['n_judgements']} "
                          "judgements):")

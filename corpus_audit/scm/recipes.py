@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,7 +17,8 @@ from corpus_audit.scm.lexicon import SeedAdjective, forms_table_path, load_seed_
 from corpus_audit.common.resources import data_file, sha256_file
 from corpus_audit.corpus.matcher import FORMS
 from corpus_audit.scm.stigma import (StigmaData, fit_stigma_calibration, fit_stigma_head, fit_stigma_text_head,
-                                     load_stigma_data)
+                                     source_weights)
+from corpus_audit.scm.suite import load_training_data
 from corpus_audit.scm.templates import LabelledSentences, load_template_set, realise
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.stigma.judgement import CATEGORIES, JUDGEMENT
@@ -33,6 +34,8 @@ class StigmaSettings:
     text_C: float | None  # of the text head; None for no text head
     forms: bool  # the embedding head reads the mention forms after the embedding
     target: str = "binary"  # the classes it learns (scm.axes.STIGMA_TARGETS)
+    #: the gate's categories are the stigma head's (target ``category``), so that the two agree: one model
+    gate_reads_stigma: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,10 +77,12 @@ RECIPES = {
     "reference": Recipe("reference", templates="reference", head="polar", n_components=10, pairs_per_template=400),
     # Varied affirmative/negated/two-adjective templates with the extended training lexicon, the mean of an MLP and
     # a logistic head (measured best on MiniLM, docs/axes.md), neutral text as a third class of each axis so that
-    # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads.
+    # scores are graded and centred, and the judgement gate with the AQ-27 dimension heads. English: the stigma head
+    # reads the stance branch and is the gate as well (chosen on dev, docs/stigma_score.md).
     "default": Recipe("default", templates="training", head="mlp+logistic", C=1.0, hidden_units=256, alpha=1e-3,
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
-                      stigma_heads=(StigmaSettings("en", 0.5, 3.0, 4.0, forms=True, target="category"),
+                      stigma_heads=(StigmaSettings("en", 0.5, 0.3, 4.0, forms=True, target="category",
+                                                   gate_reads_stigma=True),
                                     StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="category"))),
 }
 DEFAULT_RECIPE = "default"
@@ -131,6 +136,10 @@ class EmbeddingCache:
     def dimension(self) -> int:
         return self.embedder.dimension
 
+    @property
+    def views(self) -> tuple[int, ...]:
+        return self.embedder.views
+
     def encode(self, sentences: list[str]) -> np.ndarray:
         missing = list(dict.fromkeys(s for s in sentences if s not in self._vectors))
         if missing:
@@ -150,14 +159,15 @@ class EmbeddingCache:
 
 def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, templates: LabelledSentences,
                judgement: JudgementData | None = None, seed: int = 0, metadata: dict | None = None,
-               stigma: StigmaData | None = None) -> SCMAxes:
+               stigma: StigmaData | None = None, views: Sequence[int] = ()) -> SCMAxes:
     """Axes fitted by ``recipe`` on the template sentences and, for a judgement recipe, on ``judgement`` data too:
     its neutral sentences are the axes' third class, its judgements add their SCM reading, and the gate and the
     dimension heads are fitted on it plus a sample of template sentences (trait judgements of no one dimension).
     With ``stigma`` data and a recipe with a stigma head, that head is fitted on its train and dev sentences (never
-    the held-out ones)."""
+    the held-out ones). ``views``: the embedder's (:meth:`~corpus_audit.scm.axes.SCMAxes.fit`)."""
     if not recipe.judgement:
-        return recipe.make_axes().fit(encode(templates.sentences), templates.targets, metadata=metadata)
+        return recipe.make_axes().fit(encode(templates.sentences), templates.targets, metadata=metadata,
+                                      views=views)
     if judgement is None:
         raise ValueError(f"recipe {recipe.name!r} needs the judgement training data")
     unlabelled = np.where(templates.targets == 0, np.nan, templates.targets)  # 0 is the neutral class here
@@ -165,7 +175,9 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
     X_templates, X_judgement = encode(templates.sentences), encode(judgement.sentences)
     repeats = recipe.judgement_repeats
     axes = recipe.make_axes().fit(np.vstack([X_templates, np.tile(X_judgement, (repeats, 1))]),
-                                  np.vstack([unlabelled, np.tile(judgement_targets, (repeats, 1))]), metadata=metadata)
+                                  np.vstack([unlabelled, np.tile(judgement_targets, (repeats, 1))]), metadata=metadata,
+                                  views=views)
+    X_templates, X_judgement = axes.sentence_view(X_templates), axes.sentence_view(X_judgement)
     sample = np.random.default_rng(seed).permutation(len(templates))[:recipe.gate_template_sentences]
     gate_data = JudgementData(
         sentences=judgement.sentences + [templates.sentences[i] for i in sample],
@@ -175,21 +187,27 @@ def fit_recipe(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
                                            recipe.judgement_head,
                                            C=recipe.C, hidden_units=recipe.hidden_units, alpha=recipe.alpha,
                                            random_state=seed)
-    return axes.attach_judgement(gate, dimensions, *fit_stigma(recipe, encode, lang, stigma))
+    settings = recipe.stigma_settings(lang)
+    own_gate = stigma is None or settings is None or not settings.gate_reads_stigma
+    return axes.attach_judgement(gate if own_gate else None, dimensions,
+                                 *fit_stigma(recipe, encode, lang, stigma, views))
 
 
-def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, stigma: StigmaData | None
+def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: str, stigma: StigmaData | None,
+               views: Sequence[int] = ()
                ) -> tuple[ClassifierHead | None, TextHead | None, tuple[str, ...], tuple[float, float] | None]:
     """The recipe's stigma head and text head for ``lang`` fitted on the train and dev sentences of ``stigma``
     (never the held-out ones), the mention forms the head reads (empty for none) and the score's calibration
     (:func:`~corpus_audit.scm.stigma.fit_stigma_calibration` of heads fitted on train, on the dev sentences);
-    None for a recipe or language without one, or without the data."""
+    None for a recipe or language without one, or without the data. The head reads the stance view of what
+    ``encode`` gives (rows holding ``views``, :meth:`~corpus_audit.scm.axes.SCMAxes.fit`)."""
     settings = recipe.stigma_settings(lang)
     if stigma is None or settings is None:
         return None, None, (), None
     forms = FORMS if settings.forms else ()
     fitted = stigma.subset(stigma.rows(("train", "dev")))
     X = encode(fitted.texts)
+    X = X[:, views[0]:] if len(views) > 1 else X
 
     def heads(rows: np.ndarray) -> tuple[ClassifierHead, TextHead | None]:
         weight, target = settings.written_weight, settings.target
@@ -203,7 +221,7 @@ def fit_stigma(recipe: Recipe, encode: Callable[[list[str]], np.ndarray], lang: 
     probability = stigma_probability(*heads(fitted.rows(("train",))), X[dev], [fitted.texts[i] for i in dev],
                                      [fitted.mention_forms[i] for i in dev], forms)
     calibration = fit_stigma_calibration(probability, fitted.stigmatising[dev],
-                                         np.where(fitted.source[dev] == "written", settings.written_weight, 1.0))
+                                         source_weights(fitted, dev, settings.written_weight))
     return (*heads(np.arange(len(fitted))), forms, calibration)
 
 
@@ -215,7 +233,7 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
     adjectives = load_seed_lexicon(lexicon_path)
     data = training_sentences(chosen, lang, adjectives, seed=seed)
     judgement = load_judgement_data(lang) if chosen.judgement else None
-    stigma = load_stigma_data(lang) if chosen.judgement and chosen.stigma_settings(lang) is not None else None
+    stigma = load_training_data(lang) if chosen.judgement and chosen.stigma_settings(lang) is not None else None
     template_set = load_template_set(lang, chosen.templates)
     metadata = {
         "embedder_id": embedder.model_id,
@@ -232,4 +250,5 @@ def train_axes(embedder, lang: str = "en", recipe: str = DEFAULT_RECIPE, lexicon
         "seed": seed,
         "package_version": __version__,
     }
-    return fit_recipe(chosen, embedder.encode, lang, data, judgement, seed=seed, metadata=metadata, stigma=stigma)
+    return fit_recipe(chosen, embedder.encode, lang, data, judgement, seed=seed, metadata=metadata, stigma=stigma,
+                      views=embedder.views)

@@ -18,13 +18,14 @@ averages with the first's. The written sentences weigh ``written_weight`` each (
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from corpus_audit.common.resources import data_dir, sha256_file
+from corpus_audit.common.resources import data_dir, sha256_file, sha256_files
 from corpus_audit.scm.columns import STIGMA_COLUMN
 from corpus_audit.scm.axes import STIGMA_CLASSES, STIGMA_TARGETS, form_indicators
 from corpus_audit.scm.heads import ClassifierHead
@@ -36,7 +37,9 @@ STIGMA_FILE = "stigma_labelled.csv"
 __all__ = ["STIGMA_CLASSES", "STIGMA_COLUMN", "fit_stigma_head", "fit_stigma_text_head", "gate_validity",
            "load_stigma_data", "stigma_validity"]
 SPLITS = ("train", "dev", "heldout")
-SOURCES = ("real", "written")
+#: Where a labelled sentence comes from: a corpus (``real``), the team's written sentences of the labelled file
+#: (``written``), the functional suite's cases (``suite``, scm/suite.py: only with :meth:`StigmaData.join`).
+SOURCES = ("real", "written", "suite")
 REQUIRED = ("uid", "source", "doc_id", "sentence", "matched_term", "form", "illness_type", "split", "category",
             "stigmatising")
 PRECISION_AT = (20, 50, 100)
@@ -46,7 +49,9 @@ MIN_FORM_CLASS = 10
 
 @dataclass
 class StigmaData:
-    """Labelled sentences for the stigma head, each already masked (``texts``)."""
+    """Labelled sentences for the stigma head, each already masked (``texts``): the labelled file's, and where
+    joined (:meth:`join`) the functional suite's (source ``suite``, split train / dev / test, and each case's
+    ``function``)."""
 
     texts: list[str]
     stigmatising: np.ndarray  # bool
@@ -59,19 +64,36 @@ class StigmaData:
     #: the forms of each sentence's mentions, as an audit knows them: the labelled one (if the lexicon has it) and
     #: every one the language's matcher finds
     mention_forms: list[tuple[str, ...]]
+    #: the suite function of each case (empty for the labelled file's sentences); None: all empty
+    function: np.ndarray | None = None
+    #: files joined after ``path`` (:meth:`join`)
+    joined: tuple[Path, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.function is None:
+            self.function = np.full(len(self.texts), "", dtype=object)
 
     def __len__(self) -> int:
         return len(self.texts)
 
     @property
     def sha256(self) -> str:
-        return sha256_file(self.path)
+        return sha256_files([self.path, *self.joined]) if self.joined else sha256_file(self.path)
 
     def subset(self, rows: np.ndarray) -> StigmaData:
         """The sentences at ``rows``."""
         return StigmaData([self.texts[i] for i in rows], self.stigmatising[rows], self.split[rows],
                           self.source[rows], self.form[rows], self.path, self.category[rows], self.doc_id[rows],
-                          [self.mention_forms[i] for i in rows])
+                          [self.mention_forms[i] for i in rows], self.function[rows], self.joined)
+
+    def join(self, other: StigmaData) -> StigmaData:
+        """These sentences followed by ``other``'s."""
+        return StigmaData(self.texts + other.texts, *(np.concatenate([getattr(self, name), getattr(other, name)])
+                                                       for name in ("stigmatising", "split", "source", "form")),
+                          self.path, np.concatenate([self.category, other.category]),
+                          np.concatenate([self.doc_id, other.doc_id]), self.mention_forms + other.mention_forms,
+                          np.concatenate([self.function, other.function]),
+                          self.joined + (other.path, *other.joined))
 
     def rows(self, splits: tuple[str, ...], sources: tuple[str, ...] = SOURCES) -> np.ndarray:
         return np.flatnonzero(np.isin(self.split, splits) & np.isin(self.source, sources))
@@ -103,7 +125,7 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
         problem = (f"stigmatising must be yes or no, found {row.stigmatising!r}"
                    if row.stigmatising not in ("yes", "no") else
                    f"split must be one of {', '.join(SPLITS)}, found {row.split!r}" if row.split not in SPLITS else
-                   f"source must be real or written, found {row.source!r}" if row.source not in SOURCES else
+                   f"source must be real or written, found {row.source!r}" if row.source not in SOURCES[:2] else
                    f"category must be one of {', '.join(CATEGORIES)}, found {row.category!r}"
                    if row.category not in CATEGORIES else
                    "written sentences are never held out" if (row.source, row.split) == ("written", "heldout") else
@@ -135,13 +157,19 @@ def stigma_labels(data: StigmaData, rows: np.ndarray, target: str = "binary") ->
     raise ValueError(f"unknown stigma target {target!r}; choose one of {sorted(STIGMA_TARGETS)}")
 
 
+def source_weights(data: StigmaData, rows: np.ndarray, written_weight: float) -> np.ndarray:
+    """Each of ``rows``'s weight in fitting: a real sentence 1, one the team wrote (the labelled file's written
+    sentences, the suite's cases) ``written_weight``."""
+    return np.where(data.source[rows] == "real", 1.0, written_weight)
+
+
 def fit_stigma_head(X: np.ndarray, data: StigmaData, rows: np.ndarray, written_weight: float, *, C: float = 1.0,
                     kind: str = "logistic", forms: tuple[str, ...] = (), target: str = "binary") -> ClassifierHead:
     """The stigma head fitted on ``rows`` of ``data`` (embeddings ``X`` of all of it) to the classes of ``target``
     (``STIGMA_TARGETS``), classes balanced, each written sentence weighing ``written_weight`` (a real one 1); with
     ``forms``, each embedding is followed by the indicators of its mention forms among them
     (:func:`~corpus_audit.scm.axes.form_indicators`)."""
-    weights = np.where(data.source[rows] == "written", written_weight, 1.0)
+    weights = source_weights(data, rows, written_weight)
     keep = rows[weights > 0]
     features = stigma_features(X[keep], [data.mention_forms[i] for i in keep], forms)
     return ClassifierHead(kind, STIGMA_TARGETS[target]).fit(features, stigma_labels(data, keep, target), C=C,
@@ -170,28 +198,32 @@ def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: flo
                          target: str = "binary") -> TextHead:
     """The stigma text head fitted on the masked texts of ``rows`` of ``data`` to the classes of ``target``,
     weighted as :func:`fit_stigma_head` weighs them."""
-    weights = np.where(data.source[rows] == "written", written_weight, 1.0)
+    weights = source_weights(data, rows, written_weight)
     keep = rows[weights > 0]
     return TextHead(STIGMA_TARGETS[target]).fit([data.texts[i] for i in keep], stigma_labels(data, keep, target),
                                                 C=C, sample_weight=weights[weights > 0])
 
 
-def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
-                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
-    """ROC AUC and its 95% percentile bootstrap interval; with ``groups`` (source documents) whole groups are
-    resampled, since sentences of one document are not independent."""
-    from sklearn.metrics import roc_auc_score
-
-    truth, score = np.asarray(truth, dtype=bool), np.asarray(score, dtype=float)
+def resampled_rows(truth: np.ndarray, groups: np.ndarray | None = None, n_boot: int = 2000,
+                   seed: int = 0) -> Iterator[np.ndarray]:
+    """The rows of ``n_boot`` bootstrap resamples that hold both classes of ``truth``; with ``groups`` (source
+    documents) whole groups are resampled, since sentences of one document are not independent."""
     rng = np.random.default_rng(seed)
     labels, members = np.unique(groups if groups is not None else np.arange(len(truth)), return_inverse=True)
     by_group = [np.flatnonzero(members == g) for g in range(len(labels))]
-    values = []
     for _ in range(n_boot):
         rows = np.concatenate([by_group[g] for g in rng.integers(0, len(by_group), len(by_group))])
-        if truth[rows].all() or not truth[rows].any():
-            continue
-        values.append(roc_auc_score(truth[rows], score[rows]))
+        if truth[rows].any() and not truth[rows].all():
+            yield rows
+
+
+def bootstrap_auc(truth: np.ndarray, score: np.ndarray, n_boot: int = 2000, seed: int = 0,
+                  groups: np.ndarray | None = None) -> tuple[float, float, float]:
+    """ROC AUC and its 95% percentile bootstrap interval (:func:`resampled_rows`)."""
+    from sklearn.metrics import roc_auc_score
+
+    truth, score = np.asarray(truth, dtype=bool), np.asarray(score, dtype=float)
+    values = [roc_auc_score(truth[rows], score[rows]) for rows in resampled_rows(truth, groups, n_boot, seed)]
     low, high = np.percentile(values, [2.5, 97.5])
     return float(roc_auc_score(truth, score)), float(low), float(high)
 
@@ -247,7 +279,7 @@ def gate_validity(X: np.ndarray, axes, data: StigmaData) -> dict[str, Any]:
     from sklearn.metrics import f1_score
 
     rows = data.rows(("heldout",), ("real",))
-    probabilities = axes.judgement_["gate"].predict_proba(X)
+    probabilities = axes.gate_probabilities(X, [data.texts[i] for i in rows], [data.mention_forms[i] for i in rows])
     truth = np.array([CATEGORIES.index(category) for category in data.category[rows]])
     is_judgement = truth == CATEGORIES.index(JUDGEMENT)
     auc, low, high = bootstrap_auc(is_judgement, probabilities[:, CATEGORIES.index(JUDGEMENT)],

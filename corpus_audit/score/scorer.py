@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from corpus_audit.common.log import to_stderr
-from corpus_audit.scm.columns import OUTPUT_COLUMNS
+from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -165,7 +165,7 @@ def add_score_columns(frame: pd.DataFrame, scores: np.ndarray, quadrant: bool = 
         frame["quadrant"] = quadrant_of(frame["warmth"].to_numpy(), frame["competence"].to_numpy())
     frame[CATEGORY_COLUMN], frame[TOP_DIMENSION_COLUMN] = label_sentences(
         frame[list(CATEGORY_COLUMNS)].to_numpy(dtype=float),
-        frame[list(DIMENSION_COLUMNS.values())].to_numpy(dtype=float))
+        frame[list(DIMENSION_COLUMNS.values())].to_numpy(dtype=float), frame[STIGMA_COLUMN].to_numpy(dtype=float))
     return frame
 
 

@@ -23,6 +23,19 @@ DIMENSIONS = tuple(DIMENSION_ITEMS)
 #: Dimensions whose items are worded positively, so that agreement means less stigma.
 REVERSE_SCORED = frozenset({"Help", "Avoidance"})
 N_ITEMS = 27
+#: What a reviewer chooses when a stigmatising sentence fits none of the nine (docs/labelling.md, section 3).
+OTHER_DIMENSION = "Other"
+#: Other spellings of a dimension that older files use: docs/labelling.md and the labelled data name Help by its
+#: stigma, withholding help.
+DIMENSION_ALIASES = {"withholding_help": "Help"}
+
+
+def dimension_label(name: str) -> str | None:
+    """The one name (a dimension of :data:`DIMENSIONS`, or :data:`OTHER_DIMENSION`) of the dimension spelt ``name``
+    in any letter case, or by an older name (:data:`DIMENSION_ALIASES`); None when it names none of them."""
+    wanted = name.strip().lower()
+    wanted = DIMENSION_ALIASES.get(wanted, wanted).lower()
+    return next((known for known in (*DIMENSIONS, OTHER_DIMENSION) if known.lower() == wanted), None)
 
 
 def dimension_of(item: int) -> str:

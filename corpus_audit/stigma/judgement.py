@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from corpus_audit.stigma.aq27 import DIMENSIONS
+from corpus_audit.stigma.aq27 import DIMENSIONS, dimension_label
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,30 +33,39 @@ CATEGORY_COLUMNS = (STRENGTH_COLUMN, *(f"p_{category}" for category in NEUTRAL_C
 DIMENSION_COLUMNS = {dimension: f"dim_{dimension.lower()}" for dimension in DIMENSIONS}
 CATEGORY_COLUMN = "category"
 TOP_DIMENSION_COLUMN = "top_dimension"
+#: The stigma score's decision point: calibrated on dev so that 0.5 is a balanced decision (scm/stigma.py).
+STIGMA_DECISION = 0.5
 #: The sign that turns a dimension score into "more stigma": endorsing a dimension's attitude is stigma for every
 #: dimension but Help, whose attitude (helping) is its opposite; the written judgements are labelled that way.
 STIGMA_SIGN = {dimension: -1.0 if dimension == "Help" else 1.0 for dimension in DIMENSIONS}
 
 
 def dimension_named(name: str) -> str:
-    """The AQ-27 dimension called ``name`` in any letter case (as data files write it)."""
-    for dimension in DIMENSIONS:
-        if dimension.lower() == name.strip().lower():
-            return dimension
-    raise ValueError(f"unknown AQ-27 dimension {name!r}; choose one of {', '.join(DIMENSIONS)}")
+    """The AQ-27 dimension called ``name`` in any letter case, or by an older name (as data files write it)."""
+    dimension = dimension_label(name)
+    if dimension not in DIMENSIONS:
+        raise ValueError(f"unknown AQ-27 dimension {name!r}; choose one of {', '.join(DIMENSIONS)}")
+    return dimension
 
 
-def label_sentences(probabilities: np.ndarray, dimension_scores: np.ndarray) -> tuple[list, list]:
+def label_sentences(probabilities: np.ndarray, dimension_scores: np.ndarray,
+                    stigma: np.ndarray | None = None) -> tuple[list, list]:
     """Per sentence: its category (the most probable of ``CATEGORIES``; None where unscored) and, for judgements,
     its top dimension (the largest absolute dimension score, e.g. ``Fear``; None otherwise).
 
-    ``probabilities`` (n, len(CATEGORIES)) and ``dimension_scores`` (n, 9) are the instrument's columns."""
+    ``probabilities`` (n, len(CATEGORIES)) and ``dimension_scores`` (n, 9) are the instrument's columns; with
+    ``stigma`` (the stigma score, n), a sentence scored stigmatising (at least ``STIGMA_DECISION``) is a judgement
+    about people whatever the gate's most probable category, so that the category, the score and the dimension
+    shown for a sentence agree."""
     import numpy as np
 
     probabilities = np.asarray(probabilities, dtype=float)
     scores = np.asarray(dimension_scores, dtype=float)
     scored = np.isfinite(probabilities).all(axis=1)
     best = np.argmax(np.nan_to_num(probabilities, nan=-1.0), axis=1)
+    if stigma is not None:
+        best = np.where(np.nan_to_num(np.asarray(stigma, dtype=float), nan=0.0) >= STIGMA_DECISION,
+                        CATEGORIES.index(JUDGEMENT), best)
     top = np.argmax(np.abs(np.nan_to_num(scores)), axis=1)
     categories = [CATEGORIES[b] if ok else None for b, ok in zip(best, scored)]
     dimensions = [DIMENSIONS[t] if category == JUDGEMENT else None for t, category in zip(top, categories)]

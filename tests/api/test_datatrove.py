@@ -14,7 +14,7 @@ pytest.importorskip("datatrove")
 
 from datatrove.data import Document
 
-from corpus_audit.api.datatrove import (BAD_METADATA, NO_TEXT, OTHER_LANGUAGE, SKIPPED_KEY,
+from corpus_audit.api.datatrove import (BAD_METADATA, DEFAULT_THRESHOLD, NO_TEXT, OTHER_LANGUAGE, SKIPPED_KEY,
                                         StigmaAnnotator, StigmaFilter)
 
 SPANISH = " ".join(["El paciente de la consulta tiene una vida con muchos amigos y su familia que lo quiere."] * 20)
@@ -90,9 +90,20 @@ def test_the_filter_drops_a_top_share_and_keeps_what_it_cannot_read():
     assert step.stats["dropped_stigma_score_top_50%"].total == 2
     by_threshold = StigmaFilter(threshold=0.5)
     assert [doc.id for doc in by_threshold.run(iter(documents))] == ["1", "3", "4"]
-    for wrong in ({}, {"threshold": 0.5, "top_share": 0.1}, {"threshold": 2.0}, {"top_share": 1.0}):
+    for wrong in ({"threshold": 0.5, "top_share": 0.1}, {"threshold": 2.0}, {"top_share": 1.0}):
         with pytest.raises(ValueError):
             StigmaFilter(**wrong)
+
+
+def test_the_steps_build_with_defaults_as_datatrove_steps_do():
+    documents = [Document(f"t{i}", str(i), metadata={"stigma_score": score})
+                 for i, score in enumerate([0.49, 0.5, 0.93, None])]
+    default = StigmaFilter()
+    assert default.threshold == DEFAULT_THRESHOLD == 0.5 and default.top_share is None
+    assert [doc.id for doc in default.run(iter(documents))] == ["0", "3"]  # 0.5 and above dropped
+    assert default.stats["dropped_stigma_score>=0.5"].total == 2
+    annotator = StigmaAnnotator()
+    assert (annotator.lang, annotator.model, annotator.language_key) == ("en", None, "language")
 
 
 def test_the_annotator_refuses_an_unknown_option_when_the_pipeline_is_built():

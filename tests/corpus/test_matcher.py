@@ -275,3 +275,50 @@ def test_rust_prefilter_edge_cases_and_pickling(matchers: dict[str, IllnessMatch
     copy = pickle.loads(pickle.dumps(matcher))  # worker processes where fork is unavailable
     assert copy._fast_prefilter is not None
     assert [copy.has_candidate(text) for text in cases] == expected
+
+
+@pytest.mark.parametrize("language", ["en", "es"])
+def test_candidate_spans_of_joined_lines(language: str, matchers: dict[str, IllnessMatcher]) -> None:
+    """One search over a document's lines gives has_candidate of the document and of each line, and spans that hold
+    every match find() makes in the line; the line-by-line path (pyahocorasick) gives the same."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    matcher = matchers[language]
+    line_by_line = IllnessMatcher(matcher.entries)
+    line_by_line._fast_prefilter = None
+    pieces = st.one_of(st.sampled_from(_term_spellings(matcher)), st.sampled_from(_NOISE), st.text(max_size=4))
+    lines = st.lists(pieces, min_size=1, max_size=8).map(lambda parts: "".join(parts).replace("\n", " ").strip())
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(lines.filter(bool), max_size=5))
+    def check(document: list[str]) -> None:
+        has_candidate, spans = matcher.candidate_spans(document)
+        assert has_candidate == matcher.has_candidate("\n".join(document))
+        assert [line_spans is not None for line_spans in spans] == [matcher.has_candidate(line) for line in document]
+        slow = line_by_line.candidate_spans(document)
+        assert slow[0] == has_candidate
+        assert [None if s is None else sorted(s) for s in slow[1]] == [None if s is None else sorted(s) for s in spans]
+        for line, line_spans in zip(document, spans):
+            for match in matcher.find(line):
+                assert any(start <= match.start and match.end <= end for start, end in line_spans or [])
+
+    check()
+
+
+def test_fold_of_long_texts_is_the_table_translation() -> None:
+    """fold() of a long text maps code points through an array (and replaces the apostrophes and hyphens beyond
+    Latin Extended-A): the same as str.translate with the table, for every character."""
+    import random
+
+    from corpus_audit.corpus.matcher import _FOLD_TABLE, _LONG_TEXT, _fold_lowered
+
+    every = "".join(chr(code) for code in range(0x110000) if not 0xD800 <= code < 0xE000)
+    assert _fold_lowered(every) == every.translate(_FOLD_TABLE)
+    rng = random.Random(0)
+    alphabet = every[:0x400] + "’ʼ‘‐‑😀日本\n"
+    for length in (_LONG_TEXT - 1, _LONG_TEXT, 3 * _LONG_TEXT):
+        text = "".join(rng.choice(alphabet) for _ in range(length))
+        assert _fold_lowered(text) == text.translate(_FOLD_TABLE)
+    with_surrogate = "á" * _LONG_TEXT + "\ud800"
+    assert _fold_lowered(with_surrogate) == "a" * _LONG_TEXT + "\ud800"

@@ -145,3 +145,39 @@ def test_filter_prefiltered_is_filter_unit(tmp_path):
     assert kept == exact_kept and len(kept) > 100
     assert counted.to_dict() == exact_counted.to_dict()
     assert counted.documents_processed > counted.documents_with_candidates
+
+
+@pytest.mark.parametrize("lang", ["en", "es"])
+@pytest.mark.parametrize("terms", ["paper", "extended"])
+def test_terms_grouped_into_patterns_mark_the_lines_of_a_pattern_per_term(lang, terms):
+    """Terms that share a first character share a pattern (faster to compile): the lines they mark are those that a
+    pattern per term marks, on the bundled samples and on lines of term spellings and glue."""
+    import gzip
+
+    from hypothesis import settings
+
+    matcher = IllnessMatcher.for_language(lang, terms)
+    folded = sorted({fold(entry.term) for entry in matcher.entries if entry.term})
+    grouped = prefilter._compiled(prefilter.term_patterns(folded))
+    one_each = prefilter._compiled([prefilter.term_patterns([term])[0] for term in folded])
+    assert len(prefilter.term_patterns(folded)) < len(folded) / 3
+
+    def marked(database, data: bytes) -> set[int]:
+        starts = [0]
+        for line in data.split(b"\n"):
+            starts.append(starts[-1] + len(line) + 1)
+        lines: set[int] = set()
+        database.scan(data, match_event_handler=lambda _id, _from, end, _flags, _context:
+                      lines.add(prefilter.bisect_right(starts, end - 1) - 1))
+        return lines
+
+    samples = b"".join(gzip.open(path).read() for path in sorted(DATA.glob(f"corpus_*_{lang}.jsonl.gz")))
+    assert marked(grouped, samples) == marked(one_each, samples) != set()
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(st.lists(st.lists(st.sampled_from(TERMS[lang] + GLUE), max_size=8).map("".join), max_size=6))
+    def check(lines: list[str]) -> None:
+        data = b"\n".join(json_line(line, False, set()) for line in lines)
+        assert marked(grouped, data) == marked(one_each, data)
+
+    check()

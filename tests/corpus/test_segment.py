@@ -85,7 +85,7 @@ def test_sentence_starts_from_words_equal_those_from_the_whole_line(lang: str) -
     from hypothesis import strategies as st
 
     segmenter = Segmenter(lang)
-    segmenter.nlp  # builds the blank pipeline and the patterns _sentence_starts uses
+    segmenter.prepare()  # reads the rules _sentence_starts uses
     words = st.sampled_from(TRICKY_WORDS) | st.text(max_size=4)
 
     @settings(max_examples=500, deadline=None, derandomize=True)
@@ -124,37 +124,70 @@ def test_sentences_of_random_texts_match_spacy(lang: str) -> None:
     check()
 
 
-def test_one_sentence_check_ascii_shortcut() -> None:
+def test_one_sentence_check_and_mark_search() -> None:
+    """_is_one_sentence and _find_mark (a character class of the marks of the Basic Multilingual Plane and every
+    character beyond it, then a check) answer as a plain look-up of the sentencizer's punct_chars."""
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
     segmenter = Segmenter("en")
-    segmenter.nlp
-    assert segmenter._ascii_marks == ("!", ".", "?")
+    segmenter.prepare()
+    punct_chars = set(segmenter.nlp.get_pipe("sentencizer").punct_chars)
+    astral_marks = sorted(char for char in punct_chars if char > "\uffff")
+    assert astral_marks and segmenter._punct_chars == punct_chars
 
     @settings(max_examples=500, deadline=None, derandomize=True)
-    @given(st.text(alphabet=st.sampled_from("ab .!?,;:'\"()…。¿¡؟।é😀\u3002")))
-    def check(line: str) -> None:
-        assert segmenter._is_one_sentence(line) == (not segmenter._one_sentence.search(line.rstrip(".!?")))
+    @given(st.text(alphabet=st.sampled_from(["a", "b", " ", ".", "!", "?", ",", ";", "'", '"', "(", "…", "。", "¿", "¡",
+                                               "؟", "।", "é", "😀", "\u3002", *astral_marks[:3]])),
+           st.integers(0, 5))
+    def check(line: str, position: int) -> None:
+        assert segmenter._is_one_sentence(line) == (not any(char in punct_chars for char in line.rstrip(".!?")))
+        marks = [index for index, char in enumerate(line) if char in punct_chars and index >= position]
+        assert segmenter._find_mark(line, position) == (marks[0] if marks else -1)
 
     check()
 
 
 @pytest.mark.parametrize("lang", ["en", "es"])
-def test_lines_only_counted_have_as_many_sentences_as_when_cut(lang: str) -> None:
-    """The filter counts the sentences of a line without a term instead of cutting it: the same number."""
+def test_document_sentences_number_and_pick_the_sentences(lang: str) -> None:
+    """document_sentences counts the sentences of the lines it does not cut (the same count as cutting them) and
+    gives, numbered as in sentences(), exactly those that hold a whole span of their line."""
     from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     segmenter = Segmenter(lang)
 
     @settings(max_examples=300, deadline=None, derandomize=True)
-    @given(_random_texts())
-    def check(text: str) -> None:
-        cut = list(segmenter.line_sentences(text))
-        counted = list(segmenter.line_sentences(text, lambda line: False))
-        assert [(line, count) for line, count, _ in cut] == [(line, count) for line, count, _ in counted]
-        assert all(count == len(sentences) for _, count, sentences in cut)
-        assert not any(sentences for _, _, sentences in counted)
-        assert [sentence for _, _, sentences in cut for sentence in sentences] == list(segmenter.sentences(text))
+    @given(_random_texts(), st.data())
+    def check(text: str, data: st.DataObject) -> None:
+        expected = list(segmenter.sentences(text))
+        lines, whole = segmenter.lines(text)
+        assert whole and lines == list(chunks(text, segmenter.chunk_chars))
+        assert segmenter.document_sentences(lines, [None] * len(lines)) == (len(expected), [])
+        every_character = [[(start, start + 1) for start in range(len(line))] for line in lines]
+        assert segmenter.document_sentences(lines, every_character) == (len(expected), list(enumerate(expected)))
+        spans = [data.draw(st.none() | st.lists(st.tuples(st.integers(0, len(line)), st.integers(0, 3)).map(
+            lambda span: (span[0], span[0] + span[1])), max_size=3)) for line in lines]
+        count, kept = segmenter.document_sentences(lines, spans)
+        assert count == len(expected)
+        assert all(expected[index] == sentence for index, sentence in kept)
+        # a sentence is given where a span lies within its piece of the line (the piece, less its whitespace)
+        given_indexes = {index for index, _ in kept}
+        index = 0
+        for line, line_spans in zip(lines, spans):
+            starts = segmenter._sentence_starts(line)
+            for begin, end in zip(starts, starts[1:] + [len(line)]):
+                holds = line_spans is not None and any(begin <= s and e <= end for s, e in line_spans)
+                assert (index in given_indexes) == holds
+                index += 1
 
     check()
+
+
+def test_long_documents_are_cut_into_chunks_as_before() -> None:
+    segmenter = Segmenter("en", chunk_chars=64)
+    text = "I have asthma and it is fine today, really. " * 10 + "\nShort line."
+    lines, whole = segmenter.lines(text)
+    assert not whole and lines == list(chunks(text, 64)) and max(map(len, lines)) <= 64
+    count, kept = segmenter.document_sentences(lines, [[(0, 1)]] * len(lines))
+    assert count == len(list(segmenter.sentences(text))) and len(kept) == len(lines)  # each chunk's first sentence

@@ -345,3 +345,46 @@ def test_the_controlled_method_refuses_the_sentence_scope_clearly(tmp_path):
                                        "--scope", "sentence"])
     assert result.exit_code == 2 and "--scope sentence goes with --method paper only" in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_whole_name_scoring_masks_each_name_as_one_unit(anchor_models, tmp_path):
+    """--name-scoring whole: a name's pieces masked together (log P(name | rest), left to right), the controlled
+    score its sum in the item less its mean in the carriers. A name of one word scores as the within-word PLL
+    scores it; a name of several words does not (the PLL scores each word with the others visible)."""
+    several = ("bipolar affective disorder", "cold")  # "a cold": the article is part of the name
+    questionnaire = trimmed(tmp_path / "q", noun_phrases=("Mary", "someone"),
+                            illnesses=(*several, "schizophrenia", "anxiety", "bronchitis", "asthma"))
+    options = {"model": anchor_models["bert"], "questionnaire": str(questionnaire), "n_boot": 200,
+               "permutations": 999, "threads": 1, "null_models": 0}
+    run_aq27(AQ27Options(**options), tmp_path / "pll", log=lambda message: None)
+    summary = run_aq27(AQ27Options(**options, name_scoring="whole"), tmp_path / "whole", log=lambda message: None)
+    assert summary.options["name_scoring"] == "whole" and summary.options["reduce"] == "sum"
+    folder = ProbeFolder(tmp_path / "whole")
+    key = ["item", "noun_phrase", "illness"]
+    pll = pd.read_parquet(ProbeFolder(tmp_path / "pll").scores).set_index(key).sort_index()
+    whole = pd.read_parquet(folder.scores).set_index(key).sort_index()
+    assert whole["pll_sentence"].isna().all() and (whole["n_tokens_illness"] == pll["n_tokens_illness"]).all()
+    one_word = ~whole.index.get_level_values("illness").isin(several)
+    assert np.allclose(whole.loc[one_word, "pll_illness"], pll.loc[one_word, "pll_illness"], atol=1e-4)
+    row = whole.loc[(13, "someone", "bipolar affective disorder")]
+    (masked,) = MaskedLM.load(anchor_models["bert"]).span_log_probs([row["sentence"]],
+                                                                    [(row["illness_start"], row["illness_end"])])
+    assert masked.tokens == ["bipolar", "affect", "##ive", "disorder"] and row["pll_illness"] == pytest.approx(
+        masked.total, abs=1e-4)
+    assert np.abs(whole.loc[~one_word, "pll_illness"] - pll.loc[~one_word, "pll_illness"]).mean() > 0.1
+    baselines = pd.read_parquet(folder.baselines)
+    baseline = baselines.groupby(["noun_phrase", "illness"])["pll_illness"].mean()
+    prompts = whole.loc[(slice(None), slice(None), "bipolar affective disorder"), :]
+    expected = (prompts["pll_illness"] - baseline.loc[list(zip(prompts.index.get_level_values("noun_phrase"),
+                                                                prompts.index.get_level_values("illness")))]
+                .to_numpy()).mean()
+    assert folder.read_illnesses().set_index("illness").loc["bipolar affective disorder", "mean_score"] == \
+        pytest.approx(expected)
+    assert "illness name masked whole" in folder.report.read_text(encoding="utf-8")
+    mixed = CliRunner().invoke(main, ["probe", "compare", str(tmp_path / "pll"), str(tmp_path / "whole"), "-o",
+                                      str(tmp_path / "cmp")])
+    assert mixed.exit_code == 1 and "the probes differ in name scoring (pll, whole)" in mixed.output
+    paper = CliRunner().invoke(main, ["probe", "aq27", "--model", anchor_models["bert"], "-o", str(tmp_path / "p"),
+                                      "--method", "paper", "--name-scoring", "whole"])
+    assert paper.exit_code == 2 and "--name-scoring whole" in paper.output and "--method controlled only" in \
+        paper.output

@@ -110,6 +110,49 @@ def test_link_puts_the_corpus_beside_the_model(audit_dir, probe_copy):
     assert folder.figure("link", "png").stat().st_size > 1000
 
 
+def _model_follows_warmth(audit_dir: Path, probe: Path, sign: int) -> pd.Series:
+    """Replace the probe's per-illness table by a model whose stigma score is ``sign`` times the corpus's mean
+    warmth of each illness the corpus names (16 in the sample; the probe scored 6 of them), with pieces and
+    neutral likelihoods drawn at random (the covariates the link takes out)."""
+    from corpus_audit.corpus.matcher import default_lexicon_path, load_lexicon
+
+    sentences = pd.read_parquet(audit_dir / "sentences.parquet")
+    warmth = sentences.assign(illness=sentences["illnesses"].map(list)).explode("illness").dropna(
+        subset=["illness"]).groupby("illness")["warmth"].mean()
+    types = {entry.illness: entry.type for entry in load_lexicon(default_lexicon_path("en"))}
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"illness": warmth.index, "illness_type": warmth.index.map(types),
+                  "mean_score": sign * warmth.to_numpy(), "n_pieces": rng.integers(1, 5, len(warmth)),
+                  "mean_baseline": rng.normal(-8, 2, len(warmth))}).to_csv(ProbeFolder(probe).illnesses, index=False)
+    return warmth
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+def test_a_colder_corpus_and_a_higher_stigma_score_is_a_link(audit_dir, probe_copy, sign):
+    """The AQ-27 score rises with stigma and a colder corpus is the stigmatising one, so a negative warmth
+    correlation is the link expected, and a positive one runs against it (the verdict once counted only positive
+    correlations, and so called the expected link "the opposite direction")."""
+    assert len(_model_follows_warmth(audit_dir, probe_copy, sign)) >= 15  # enough for a strong link to show
+    result = run_link(audit_dir, probe_copy)
+    assert result.exit_code == 0, result.output
+    link = json.loads(ProbeFolder(probe_copy).link.read_text(encoding="utf-8"))
+    record = next(c for c in link["correlations"] if c["measure"].startswith("mean warmth"))
+    assert record["expected_direction"] == -1 and record["evidence"] and np.sign(record["rho"]) == sign
+    assert record["holds"] is (sign == -1)
+    assert next(c for c in link["correlations"] if c["measure"].startswith("BIAS-map"))["expected_direction"] == 1
+    assert next(c for c in link["correlations"] if c["measure"].startswith("sentences"))["expected_direction"] is None
+    warmth_line = next(line for line in link["verdict"] if "the warmth of the corpus's sentences" in line)
+    if sign == -1:
+        assert link["conclusion"]["evidence_of_link"] is True
+        assert "in the expected direction (the lower the one, the higher the other)" in warmth_line
+        assert "the corpus explains the model through the warmth of the corpus's sentences" in result.output
+    else:
+        assert "a link opposite to the expected direction" in warmth_line
+        assert link["conclusion"]["evidence_of_link"] is any(c["holds"] for c in link["correlations"])
+        assert not any(c["holds"] for c in link["correlations"] if c["measure"].startswith("mean warmth"))
+    assert ">link holds<" in ProbeFolder(probe_copy).report.read_text(encoding="utf-8")
+
+
 def test_direct_dimension_scores_are_used_when_present(audit_with_dimensions, probe_copy):
     result = run_link(audit_with_dimensions, probe_copy)
     assert result.exit_code == 0, result.output

@@ -62,6 +62,38 @@ def test_span_scores_select_the_pieces_of_a_phrase(anchor_models):
     assert len(span) == len(tokens) and sum(span) < 0
 
 
+@pytest.mark.parametrize("max_tokens", [8192, 40])
+def test_a_span_is_masked_as_one_unit_and_scored_left_to_right(anchor_models, max_tokens):
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    model = MaskedLM.load(anchor_models["bert"])
+    sentence = "I would feel aggravated by a woman who has schizophrenia."
+    phrase, word = (sentence.index("a woman"), sentence.index("a woman") + 7), (sentence.index("schizo"),
+                                                                                 len(sentence) - 1)
+    (pll,) = model.score([sentence])
+    (two, one), (again,) = model.span_log_probs([sentence, sentence], [phrase, word], max_tokens), \
+        model.span_log_probs([sentence], [word])
+    (two_words, one_word) = two.scores, one.scores
+    assert two.tokens == ["a", "woman"] and two.spans == [phrase[:1] + (phrase[0] + 1,), (phrase[0] + 2, phrase[1])]
+    assert two.total == pytest.approx(sum(two_words))
+    # by hand: "a" with "a woman" masked, "woman" with itself masked (as the within-word PLL scores it)
+    net, tokenizer = AutoModelForMaskedLM.from_pretrained(anchor_models["bert"]), \
+        AutoTokenizer.from_pretrained(anchor_models["bert"])
+    ids = tokenizer(sentence)["input_ids"]
+    first = ids.index(tokenizer.convert_tokens_to_ids("a"))
+    masked = list(ids)
+    masked[first] = masked[first + 1] = tokenizer.mask_token_id
+    with torch.no_grad():
+        log_probs = torch.log_softmax(net(input_ids=torch.tensor([masked])).logits[0, first], dim=-1)
+    assert len(two_words) == 2 and two_words[0] == pytest.approx(float(log_probs[ids[first]]), abs=1e-5)
+    assert two_words[1] == pytest.approx(pll.span_scores(*phrase)[1], abs=1e-5)
+    assert abs(two_words[0] - pll.span_scores(*phrase)[0]) > 0.01  # the PLL scores "a" with "woman" visible
+    assert one_word == pytest.approx(pll.span_scores(*word), abs=1e-5) == again.scores  # one word: the same
+    assert one.tokens == ["schizophrenia"]  # its one piece, not the full stop
+    assert model.span_log_probs([sentence], [(0, 0)])[0].scores == []
+
+
 def test_the_memory_bound_holds_on_a_300_word_sentence(long_model):
     """Every forward pass holds at most max_tokens tokens and the vocabulary projection sees one row per copy
     (minicons would run all ~300 copies of ~300 tokens at once and project all 90,000 positions)."""

@@ -82,8 +82,12 @@ def test_shipped_axes_have_a_validity_record_that_matches_their_evaluation(axes_
         (metadata["embedder_id"], metadata["lang"], metadata["recipe"]["name"])
     source = record["source"].split(":", 1)[0]
     evaluation = json.loads((ROOT / source).read_text(encoding="utf-8"))
-    # the stigma head's held-out measures come from scripts/build_default_axes.py, on the head shipped
-    assert validity_record(evaluation, record["recipe"], source) == {**record, "stigma": None}
+    # the stigma head's held-out and suite measures come from scripts/build_default_axes.py, on the head shipped;
+    # the SCM measures were made on the model without its stance branch, where the axes moved onto one
+    expected = {**record, "stigma": None, "suite": None, "embedder_id": record.get("sentence_embedder_id",
+                                                                                     record["embedder_id"])}
+    expected.pop("sentence_embedder_id", None)
+    assert validity_record(evaluation, record["recipe"], source) == expected
 
 
 def test_evaluate_cli_writes_json_and_gives_the_same_result_from_its_embedding_cache(tmp_path, tiny_st_model):
@@ -110,10 +114,12 @@ def test_shipped_axes_carry_the_whole_instrument_and_its_measured_validity(axes_
     assert axes.judges and axes.neutral and axes.metadata_["recipe"]["name"] == "default"
     record = json.loads(axes_file.with_suffix(".validity.json").read_text(encoding="utf-8"))
     assert record["judgement"]["gate_auc"] > 0.5 and len(record["labelled"]) == 1
-    # the stigma head, trained on the labelled data as it is now, and measured on its held-out real sentences
-    from corpus_audit.common.resources import data_file, sha256_file
+    # the stigma head, trained on the labelled data and the suite as they are now, and measured on its held-out
+    # real sentences and the suite's test cases
+    from corpus_audit.scm.suite import load_training_data
 
     lang = axes.metadata_["lang"]
     assert axes.stigma_head is not None
-    assert axes.metadata_["stigma_sha256"] == sha256_file(data_file("templates", lang, "stigma_labelled.csv"))
+    assert axes.metadata_["stigma_sha256"] == load_training_data(lang).sha256
     assert record["stigma"]["n"] >= 250 and 0.5 < record["stigma"]["auc"] <= 1.0
+    assert record["suite"]["split"] == "test" and 0.5 < record["suite"]["auc"] <= 1.0

@@ -297,6 +297,38 @@ class MaskedLM:
         return [SentencePLL(self.tokenizer.convert_ids_to_tokens([enc.ids[t] for t in enc.positions]), row,
                             enc.spans) for enc, row in zip(encoded, scores)]
 
+    def span_log_probs(self, sentences: Sequence[str], spans: Sequence[tuple[int, int]],
+                       max_tokens: int = MAX_TOKENS) -> list[SentencePLL]:
+        """Per sentence, the pieces of the words inside its character span ``(start, end)``, each scored with
+        itself and every later piece of the span masked, the earlier ones visible: the scores' sum
+        (:attr:`SentencePLL.total`) is the log-probability of the whole span given the rest of the sentence (left to
+        right), a phrase of several words masked as one unit, as Kurita et al. (2019) mask a target of several
+        pieces. The within-word PLL differs on such a phrase: it scores "bipolar" with "affective disorder"
+        visible, which gives the name away whatever the rest of the sentence says. Only the span's pieces are
+        scored (``tokens``, ``scores`` and ``spans`` hold those alone)."""
+        encoded = self.encode(sentences)
+        inside = [[k for k, (a, b) in enumerate(enc.spans) if b > a and a >= start and b <= end]
+                  for enc, (start, end) in zip(encoded, spans)]
+        positions = [[enc.positions[k] for k in chosen] for enc, chosen in zip(encoded, inside)]
+        copies = sorted((len(encoded[index].ids), index, k) for index, pieces in enumerate(positions)
+                        for k in range(len(pieces)))
+        scores = [[0.0] * len(pieces) for pieces in positions]
+        for batch in _batches(copies, max_tokens):
+            sequences = []
+            for _, index, k in batch:
+                ids = list(encoded[index].ids)
+                for position in positions[index][k:]:
+                    ids[position] = self.tokenizer.mask_token_id
+                sequences.append(ids)
+            targets = [positions[index][k] for _, index, k in batch]
+            values = self._log_probs(sequences, targets, [encoded[index].ids[t] for (_, index, _), t in
+                                                          zip(batch, targets)])
+            for (_, index, k), value in zip(batch, values):
+                scores[index][k] = value
+        return [SentencePLL(self.tokenizer.convert_ids_to_tokens([enc.ids[t] for t in pieces]), row,
+                            [enc.spans[k] for k in chosen])
+                for enc, pieces, chosen, row in zip(encoded, positions, inside, scores)]
+
     @property
     def mask(self) -> str:
         """The tokenizer's mask token as text (``[MASK]``, ``<mask>``), to write into prompts."""
@@ -358,9 +390,15 @@ class MaskedLM:
         # a head the hook did not reach: every position was projected
         return logits[torch.arange(len(sequences), device=logits.device), target_tensor.to(logits.device)]
 
-    def _forward(self, batch: list[tuple[int, int, int]], encoded: list[_Encoded], metric: str) -> list[float]:
+    def _log_probs(self, sequences: list[list[int]], targets: list[int], originals: list[int]) -> list[float]:
+        """log P(``originals[i]`` at ``targets[i]`` of ``sequences[i]``), in one pass."""
         import torch
 
+        with torch.inference_mode():
+            log_probs = torch.log_softmax(self._logits(sequences, targets).float(), dim=-1)
+        return log_probs.gather(1, torch.tensor(originals, device=log_probs.device)[:, None])[:, 0].tolist()
+
+    def _forward(self, batch: list[tuple[int, int, int]], encoded: list[_Encoded], metric: str) -> list[float]:
         sequences, targets, originals = [], [], []
         for _, index, k in batch:
             enc = encoded[index]
@@ -371,8 +409,7 @@ class MaskedLM:
             sequences.append(ids)
             targets.append(target)
             originals.append(enc.ids[target])
-        log_probs = torch.log_softmax(self._logits(sequences, targets).float(), dim=-1)
-        return log_probs.gather(1, torch.tensor(originals, device=log_probs.device)[:, None])[:, 0].tolist()
+        return self._log_probs(sequences, targets, originals)
 
 
 class ModelOnDemand:

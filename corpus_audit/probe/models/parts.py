@@ -1,6 +1,6 @@
 """Model work on sentences in fixed chunks, each saved as soon as it is done, so that an interrupted probe resumes
-at the first missing chunk (the probe's counterpart of the audit's score parts): :class:`PLLParts` (PLL scores) and
-:class:`FillParts` (the top fills of a masked slot).
+at the first missing chunk (the probe's counterpart of the audit's score parts): :class:`PLLParts` (PLL scores, or
+the log-probability of a span masked whole) and :class:`FillParts` (the top fills of a masked slot).
 
 A chunk is a Parquet file of the sentences' results (lists, no pickle); ``meta.json`` holds the configuration key
 (model identity, what is computed, chunk size), the model that did the chunks and each chunk's SHA-256. Chunks of another configuration, and damaged or unrecorded chunks, are scored again, and
@@ -119,6 +119,13 @@ class PLLParts(Parts[SentencePLL]):
               log: Callable[[str], None], progress: bool) -> list[SentencePLL]:
         """The PLL of every sentence (:meth:`Parts.run` with :meth:`MaskedLM.score`)."""
         return self.run(sentences, load, lambda model, chunk: model.score(chunk, metric, max_tokens), log, progress)
+
+    def score_spans(self, sentences: list[str], spans: dict[str, tuple[int, int]], load: Callable[[], MaskedLM],
+                    max_tokens: int, log: Callable[[str], None], progress: bool) -> list[SentencePLL]:
+        """The pieces of each sentence's span (``spans[sentence]``: its characters) masked as one unit
+        (:meth:`Parts.run` with :meth:`MaskedLM.span_log_probs`): only those pieces are scored."""
+        return self.run(sentences, load, lambda model, chunk: model.span_log_probs(
+            chunk, [spans[sentence] for sentence in chunk], max_tokens), log, progress, unit="span")
 
 
 class FillParts(Parts[list[Fill]]):

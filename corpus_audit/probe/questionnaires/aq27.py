@@ -3,7 +3,8 @@
 
 * **score**: every item x noun phrase x illness filled (:mod:`corpus_audit.probe.questionnaires.aq27_items`), each
   distinct sentence scored with PLL in saved chunks (:mod:`corpus_audit.probe.models.parts`), one row per prompt in
-  ``scores.parquet`` with the PLL of the whole sentence and of the illness's pieces and their numbers of pieces;
+  ``scores.parquet`` with the PLL of the whole sentence and of the illness's pieces and their numbers of pieces
+  (``--name-scoring whole``: the illness's name alone, masked whole; the sentence's columns are then empty);
 * **baseline** and **null**: the same of the neutral carrier sentences, and of the prompts and carriers by
   randomly initialised copies of the model (docs/probe.md);
 * **report**: the statistics (:mod:`corpus_audit.probe.analysis`) over the chosen score (``scope`` x ``reduce``),
@@ -45,6 +46,11 @@ METHODS = ("controlled", "paper")
 #: The reduction each method uses unless --reduce says otherwise: the controlled score per piece, so that a long
 #: name does not weigh more; the paper's PLL summed, as minicons' sentence score of the seed paper.
 DEFAULT_REDUCE = {"controlled": "mean", "paper": "sum"}
+#: How the illness's name is scored (docs/probe.md): ``pll``, its pieces as the sentence's PLL scores them (--metric;
+#: within-word l2r scores each word of a name of several words with the others visible); ``whole``, the name masked
+#: as one unit, log P(name | rest of the sentence) left to right (:meth:`MaskedLM.span_log_probs`), summed by default
+#: (the log-ratio of the name's probability in the item and in the carriers).
+NAME_SCORINGS = ("pll", "whole")
 
 
 @dataclass
@@ -56,6 +62,7 @@ class AQ27Options:
     lang: str = "en"
     method: str = "controlled"
     metric: str = "within_word_l2r"
+    name_scoring: str = "pll"
     scope: str | None = None
     reduce: str | None = None
     period: bool = True
@@ -71,22 +78,27 @@ class AQ27Options:
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        for name, allowed in (("method", METHODS), ("metric", METRICS), ("scope", (None, *SCOPES)),
-                              ("reduce", (None, *REDUCTIONS)), ("illnesses", ILLNESS_SETS)):
+        for name, allowed in (("method", METHODS), ("metric", METRICS), ("name_scoring", NAME_SCORINGS),
+                              ("scope", (None, *SCOPES)), ("reduce", (None, *REDUCTIONS)),
+                              ("illnesses", ILLNESS_SETS)):
             if getattr(self, name) not in allowed:
                 raise ProbeOptionsError(f"{name} must be one of {', '.join(map(str, allowed))}, not "
                                         f"{getattr(self, name)!r}")
         if self.method == "controlled" and self.scope == "sentence":
             raise ProbeOptionsError("--method controlled scores the illness's pieces against the same pieces in "
                                     "neutral carrier sentences: --scope sentence goes with --method paper only")
+        if self.name_scoring == "whole" and self.method != "controlled":
+            raise ProbeOptionsError("--name-scoring whole scores the illness's name alone, against the same name in "
+                                    "the neutral carriers: it goes with --method controlled only")
         self.scope = self.scope or ("illness" if self.method == "controlled" else "sentence")
-        self.reduce = self.reduce or DEFAULT_REDUCE[self.method]
+        self.reduce = self.reduce or ("sum" if self.name_scoring == "whole" else DEFAULT_REDUCE[self.method])
         if self.null_models < 0 or self.permutations < 99:
             raise ProbeOptionsError("--null-models must be at least 0 and --permutations at least 99")
 
     def score_label(self) -> str:
         if self.method == "controlled":
-            return f"log P(illness | item) - log P(illness | neutral), {self.reduce} over pieces"
+            masked = ", name masked whole" if self.name_scoring == "whole" else ""
+            return f"log P(illness | item) - log P(illness | neutral), {self.reduce} over pieces{masked}"
         return f"PLL ({'sentence' if self.scope == 'sentence' else 'illness pieces'}, {self.reduce})"
 
 
@@ -97,6 +109,7 @@ class AQ27Probe(Probe[AQ27Options]):
     options_type = AQ27Options
     name = "aq27"
     title = "AQ-27 probe"
+    stigma_direction = 1  # the items raise the illness: 21 of 27 are worded with stigma (Help, Avoidance reversed)
     figures: ClassVar[dict[str, str]] = {
         "boxplots": "The model's scores of the prompts, mental (red) vs physical (blue) illnesses, overall and per "
                     "AQ-27 dimension (the seed paper's Figure 1).",
@@ -139,6 +152,8 @@ class AQ27Probe(Probe[AQ27Options]):
                         "questionnaire": [sha256_file(path) for path in questionnaire.files()],
                         "lexicon": sha256_file(self.lexicon), "period": options.period,
                         "illnesses": options.illnesses, "lang": options.lang, "sentences": _digest(table)}
+        if options.name_scoring != "pll":  # keyed only when not the default: folders scored before stay fresh
+            score_inputs["name_scoring"] = options.name_scoring
         # the sentences' digest: how the files become sentences (e.g. a name's non-defining clause) is code
         carrier_key = [sha256_file(questionnaire.carriers_file()), _digest(carriers)] if carriers is not None \
             else None
@@ -211,15 +226,27 @@ def _digest(table: pd.DataFrame) -> str:
 def _score(table: pd.DataFrame, parts: PLLParts, load: Callable[[], MaskedLM], options: AQ27Options,
            log: Callable[[str], None], progress: bool) -> tuple[pd.DataFrame, str]:
     """The prompts of ``table`` with the PLL of the sentence and of the illness's pieces, and their numbers of
-    pieces; and the id of the model that scored them."""
-    sentences = table["sentence"].drop_duplicates().tolist()
-    results = parts.score(sentences, load, options.metric, options.max_tokens, log, progress)
+    pieces (``--name-scoring whole``: the name masked whole, the sentence not scored: NaN); and the id of the model
+    that scored them."""
+    unique = table.drop_duplicates("sentence")
+    sentences = unique["sentence"].tolist()
+    if options.name_scoring == "whole":
+        spans = dict(zip(sentences, zip(unique["illness_start"], unique["illness_end"])))
+        if table.drop_duplicates(["sentence", "illness_start", "illness_end"]).shape[0] != len(sentences):
+            raise QuestionnaireError("a prompt names its illness at two places of the same sentence: --name-scoring "
+                                     "whole needs one name per sentence")
+        results = parts.score_spans(sentences, spans, load, options.max_tokens, log, progress)
+    else:
+        results = parts.score(sentences, load, options.metric, options.max_tokens, log, progress)
     by_sentence = dict(zip(sentences, results))
     rows = [by_sentence[sentence] for sentence in table["sentence"]]
-    spans = [row.span_scores(start, end) for row, start, end in zip(rows, table["illness_start"], table["illness_end"])]
-    scored = table.assign(pll_sentence=[row.total for row in rows], n_tokens_sentence=[len(row.scores) for row in rows],
-                          pll_illness=[float(sum(span)) for span in spans],
-                          n_tokens_illness=[len(span) for span in spans])
+    pieces = [row.span_scores(start, end) for row, start, end in zip(rows, table["illness_start"],
+                                                                     table["illness_end"])]
+    whole = options.name_scoring == "whole"  # the rows hold the name's pieces alone
+    scored = table.assign(pll_sentence=[float("nan") if whole else row.total for row in rows],
+                          n_tokens_sentence=[float("nan") if whole else len(row.scores) for row in rows],
+                          pll_illness=[float(sum(span)) for span in pieces],
+                          n_tokens_illness=[len(span) for span in pieces])
     return scored, parts.model_id or options.model
 
 

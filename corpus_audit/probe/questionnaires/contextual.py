@@ -374,6 +374,7 @@ class ContextualProbe(Probe[ContextualOptions]):
     options_type = ContextualOptions
     name = "contextual"
     title = "Contextual-judgement probe (Wang et al. 2026)"
+    stigma_direction = 1  # the share of stigma-congruent completions
     figures: ClassVar[dict[str, str]] = {
         "contextual": ("Left: odds ratio of a stigma-congruent completion vs the healthy baseline per condition "
                        "(binomial mixed model, scenario random; 95% CI, log scale), coloured by category. Right: "

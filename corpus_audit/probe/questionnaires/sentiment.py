@@ -84,6 +84,7 @@ class SentimentProbe(Probe[SentimentOptions]):
     options_type = SentimentOptions
     name = "sentiment"
     title = "Sentiment-classifier probe (Mei et al. 2023)"
+    stigma_direction = 1  # the share of negative labels
     figures: ClassVar[dict[str, str]] = {
         "sentiment": ("Share of negative labels per condition, stigmatised (red) and not (blue); with a "
                       "social-distance probe, against its P(negative) (Mei et al. §5.3)."),

@@ -218,6 +218,7 @@ class SocialDistanceProbe(Probe[SocialDistanceOptions]):
     options_type = SocialDistanceOptions
     name = "social-distance"
     title = "Social Distance probe (Mei et al. 2023)"
+    stigma_direction = 1  # P(negative) of the fills
     figures: ClassVar[dict[str, str]] = {
         "negative": ("P(negative) per condition, stigmatised (red) and not (blue), mean over the templates; the "
                      "line: the baseline prompts without a condition (Mei et al.'s Figures 2-3)."),
