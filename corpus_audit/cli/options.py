@@ -35,7 +35,8 @@ CORPUS_LANG_OPTION = click.option("--lang", type=click.Choice(LANGUAGE_CODES), r
 
 _MODEL_OPTIONS = [
     click.option("--model", default=None,
-                 help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'use', or any "
+                 help="Embedding model: 'minilm' (English default), 'e5-small' (Spanish default), 'e5-small-fp32' "
+                      "(the same, dequantised to fp32: built once into the user cache), 'use', or any "
                       "sentence-transformers name or local folder."),
     click.option("--device", default="cpu", show_default=True, help="cpu or cuda (sentence-transformers models)."),
     click.option("--batch-size", type=click.IntRange(min=1), default=64, show_default=True,
@@ -44,7 +45,7 @@ _MODEL_OPTIONS = [
     click.option("--backend", default="auto", show_default=True,
                  help="How a sentence-transformers model runs: 'onnx' (onnxruntime, fp32, exported once into the "
                       "user cache; the same scores, several times faster), 'torch' (sentence-transformers), 'auto' "
-                      "(onnx for minilm on the CPU, torch for other models)."),
+                      "(onnx for minilm and e5-small-fp32 on the CPU, torch for other models)."),
 ]
 model_options = apply_options([LANG_OPTION, *_MODEL_OPTIONS])
 #: :data:`model_options` with ``--lang`` required, for the commands that read a corpus.

