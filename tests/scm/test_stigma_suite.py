@@ -293,3 +293,26 @@ def test_the_command_writes_the_suite_and_writes_nothing_on_a_problem(script, tm
     assert script.main(["--lang", "xx", "--root", str(root)]) == 1
     assert (root / "templates" / "xx" / "stigma_suite.csv").read_text(encoding="utf-8") == written
     assert "stigma_strength of 1, 2 or 3" in capsys.readouterr().err
+
+
+#: The least Cohen's kappa between the suite's labels and a second reader's, on one case per template.
+MIN_KAPPA = {"stigmatising": 0.9, "category": 0.9}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_second_reader_labelled_one_case_per_template_the_same_way(lang):
+    """data/labelled/suite_check_<lang>.csv: one case of every template labelled by docs/labelling.md by a reader
+    who saw neither the functions nor the suite's labels; agreement with the suite's labels (Cohen's kappa)."""
+    from corpus_audit.stigma.stats.reliability import agreement
+
+    path = ROOT / "data" / "labelled" / f"suite_check_{lang}.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        checked = {row["uid"]: row for row in csv.DictReader(handle)}
+    with (ROOT / "templates" / lang / "stigma_suite.csv").open(encoding="utf-8", newline="") as handle:
+        suite = {row["uid"]: row for row in csv.DictReader(handle)}
+    assert set(checked) <= set(suite), path
+    templates = {suite[uid]["template_id"] for uid in checked}
+    assert len(templates) == len(checked) == len({row["template_id"] for row in suite.values()})
+    for field, least in MIN_KAPPA.items():
+        result = agreement([suite[uid][field] for uid in checked], [row[field] for row in checked.values()])
+        assert result["kappa"] is not None and result["kappa"] >= least, (lang, field, result)
