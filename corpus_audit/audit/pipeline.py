@@ -151,9 +151,10 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
             "model": model_identity(options.model or get_language(options.lang).default_model),
             "backend": options.backend,
             "axes": sha256_file(Path(options.axes_path)) if options.axes_path else None,
-            # without --axes, the shipped axes of the language (a release may refit their heads)
-            "shipped axes": None if options.axes_path else {path.name: sha256_file(path) for path in
-                                                             sorted(SHIPPED_AXES_DIR.glob(f"{options.lang}-*.npz"))},
+            # without --axes, the shipped axes of the language and its stance branch (a release may refit them)
+            "shipped axes": None if options.axes_path else {
+                path.name: sha256_file(path) for path in sorted(SHIPPED_AXES_DIR.glob(f"{options.lang}-*"))
+                if path.suffix in (".npz", ".safetensors")},
             "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
             "package version": __version__}
 

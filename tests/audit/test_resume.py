@@ -326,5 +326,8 @@ def test_saved_scores_depend_on_the_shipped_axes_when_no_axes_are_given(tmp_path
     assert fingerprint(pipeline._score_depends(run)) == before
     (shipped / "en-default-minilm.npz").write_bytes(b"new heads")
     assert fingerprint(pipeline._score_depends(run)) != before
+    before = fingerprint(pipeline._score_depends(run))
+    (shipped / "en-stance-minilm.safetensors").write_bytes(b"a new stance branch")
+    assert fingerprint(pipeline._score_depends(run)) != before
     given = SimpleNamespace(**{**vars(options), "axes_path": str(filtered)})  # --axes: that file decides
     assert pipeline._score_depends(SimpleNamespace(options=given, folder=run.folder))["shipped axes"] is None
