@@ -396,6 +396,10 @@ def save_figures(figures: dict[str, Figure], folder: AuditFolder,
     return [path for stem, figure in figures.items() for path in save_figure(figure, folder.path / stem, formats)]
 
 
+#: Seconds the forked drawer may still take once this process has drawn its figures (it takes a few).
+DRAWER_TIMEOUT = 120.0
+
+
 def analyse_and_write_figures(sentences: pd.DataFrame, analyse: Callable[[], analysis.AnalysisResult],
                               folder: AuditFolder, formats: Sequence[str] = FIGURE_FORMATS) -> analysis.AnalysisResult:
     """Call ``analyse`` and write every figure of an audit into ``folder`` in each of ``formats`` (the density, the
@@ -403,7 +407,8 @@ def analyse_and_write_figures(sentences: pd.DataFrame, analyse: Callable[[], ana
 
     The per-illness small multiples, half of the drawing time, need only ``sentences``: where ``fork`` and a
     second CPU are available a forked process draws them while this one analyses and draws the others. If that
-    process fails they are drawn again here, so that its error is raised in this process; if this process fails
+    process fails, or is still running :data:`DRAWER_TIMEOUT` seconds after the others are drawn, they are drawn
+    again here, so that its error is raised in this process; if this process fails
     (Ctrl-C included) the other is stopped, and a figure it was writing is left as a temporary file only.
     """
     def draw_small_multiples() -> None:
@@ -427,7 +432,12 @@ def analyse_and_write_figures(sentences: pd.DataFrame, analyse: Callable[[], ana
         drawer.terminate()
         drawer.join()
         raise
-    drawer.join()
+    # a forked child can hang on a lock another thread held at the fork (seen in a test process with torch loaded):
+    # past a generous wait it is stopped and the figure drawn here
+    drawer.join(DRAWER_TIMEOUT)
+    if drawer.exitcode is None:
+        drawer.terminate()
+        drawer.join()
     if drawer.exitcode != 0:
         draw_small_multiples()
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 
 import matplotlib
 import matplotlib.image as mpimg
@@ -269,6 +270,28 @@ def test_a_failed_drawing_process_is_made_good_here(tmp_path, monkeypatch):
     df = make_df(200)
     plots.analyse_and_write_figures(df, _analyse(df), folder)
     assert int((tmp_path / "pid").read_text()) == os.getpid()  # drawn again here, after the child failed
+    assert (folder.path / "density_by_illness.png").is_file()
+
+
+def test_a_hanging_drawing_process_is_stopped_and_made_good_here(tmp_path, monkeypatch):
+    """A forked child can hang on a lock another thread held at the fork: after DRAWER_TIMEOUT it is stopped
+    and the figure drawn here."""
+    if plots.usable_cpus() < 2:
+        pytest.skip("one CPU: no drawing process")
+    parent, draw = os.getpid(), plots.small_multiples_figure
+
+    def hanging(sentences, *args, **kwargs):
+        if os.getpid() != parent:
+            time.sleep(600)
+        (tmp_path / "pid").write_text(str(os.getpid()))
+        return draw(sentences, *args, **kwargs)
+    monkeypatch.setattr(plots, "small_multiples_figure", hanging)
+    monkeypatch.setattr(plots, "DRAWER_TIMEOUT", 1.0)
+    folder = AuditFolder(tmp_path / "audit")
+    folder.path.mkdir()
+    df = make_df(200)
+    plots.analyse_and_write_figures(df, _analyse(df), folder)
+    assert int((tmp_path / "pid").read_text()) == os.getpid() and multiprocessing.active_children() == []
     assert (folder.path / "density_by_illness.png").is_file()
 
 
