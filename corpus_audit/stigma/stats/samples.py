@@ -18,7 +18,7 @@ def finite(values: Any) -> np.ndarray:
 
 def size_warnings(label: str, n: int) -> list[str]:
     if n < 2:
-        return [f"{label}: {n} sentence(s); tests and intervals need at least 2, they are NaN"]
+        return [f"{label}: {n} sentence(s); tests and intervals need at least 2 and are not computed"]
     if n < MIN_GROUP_SIZE:
         return [f"{label}: only {n} sentences (< {MIN_GROUP_SIZE}); statistics are unreliable"]
     return []
