@@ -1,4 +1,4 @@
-"""Throughput and peak memory of `corpus-audit filter` and `corpus-audit audit --max-sentences N` on generated
+"""Throughput and peak memory of `corpus-audit filter` and `corpus-audit audit [--max-sentences N]` on generated
 corpora of growing size (default 100 MB and 1 GB): memory must stay flat as the input grows.
 
 Each corpus mixes the shared English corpora record by record, each record with a fresh id, into one
@@ -8,6 +8,13 @@ while this script samples the summed RSS of the whole process tree every 0.2 s (
 
     python benchmarks/scale.py [--sizes 100 1000] [--max-sentences 50000] [--model minilm] [--json FILE]
         [--source A.jsonl.gz --source B.jsonl.gz] [--keep] [--no-embedding-cache] [--engine local|ray]
+        [--distinct] [--cascade auto|on|off]
+
+The 1 GB audit of docs/scaling.md (issue 43: every sentence scored, no --max-sentences, repeats made distinct):
+
+    python benchmarks/scale.py --sizes 1000 --max-sentences 0 --distinct --cascade on --no-embedding-cache \
+        --source SHARED/reddit_mh_27subs_en.jsonl.gz --source SHARED/civil_comments_toxic_spans_en.jsonl.gz \
+        --source SHARED/codiesp_clinical_cases_en.jsonl.gz --json bench-out/scale_1gb.json
 
 Each command's wall and CPU seconds (user + system, children included), the 1-minute load average at its end,
 and the audit's own stage times (summary.json), with the filter's MB/s and the embedding's sentences/s.
@@ -34,9 +41,20 @@ DEFAULT_SOURCES = [SHARED / "reddit_mh_27subs_en.jsonl.gz", SHARED / "codiesp_cl
 PAGE = 4096
 
 
-def build(sources: list[Path], target: Path, megabytes: float) -> int:
+#: Sentence ends, where ``build(distinct=True)`` puts a copy's marker.
+SENTENCE_END = re.compile(r"([.!?])\s+")
+
+
+def distinct_copy(text: str, copy: int) -> str:
+    """``text`` as its ``copy``-th repeat (0: unchanged): the marker ``(copy)`` begins the text and follows every
+    sentence end, so every sentence of a repeat is new to the audit's de-duplication and its encoder."""
+    return text if copy == 0 else f"({copy}) " + SENTENCE_END.sub(rf"\1 ({copy}) ", text)
+
+
+def build(sources: list[Path], target: Path, megabytes: float, distinct: bool = False) -> int:
     """Write ``megabytes`` of JSON Lines to ``target``, taking records from ``sources`` in turn, each with a fresh
-    id; return the number of records."""
+    id; return the number of records. ``distinct``: the repeats of a record carry their copy's marker
+    (:func:`distinct_copy`); else they repeat its text, which the audit scores once."""
     corpora = [[json.loads(line) for line in gzip.open(source, "rt", encoding="utf-8")] for source in sources]
     position = [0] * len(corpora)
     written = 0
@@ -44,9 +62,12 @@ def build(sources: list[Path], target: Path, megabytes: float) -> int:
         for which in cycle(range(len(corpora))):
             if handle.tell() >= megabytes * 1e6:
                 break
-            record = corpora[which][position[which] % len(corpora[which])]
+            copy, index = divmod(position[which], len(corpora[which]))
+            record = dict(corpora[which][index], id=f"scale-{written}")
+            if distinct and isinstance(record.get("text"), str):
+                record["text"] = distinct_copy(record["text"], copy)
             position[which] += 1
-            handle.write(json.dumps(dict(record, id=f"scale-{written}"), ensure_ascii=False) + "\n")
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
             written += 1
     return written
 
@@ -103,7 +124,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=float, nargs="+", default=[100, 1000], help="corpus sizes in MB")
     parser.add_argument("--source", type=Path, action="append", default=None)
-    parser.add_argument("--max-sentences", type=int, default=50_000)
+    parser.add_argument("--max-sentences", type=int, default=50_000, help="0: no --max-sentences")
+    parser.add_argument("--distinct", action="store_true",
+                        help="make every repeat of a record's sentences new (a copy marker after each sentence end)")
+    parser.add_argument("--cascade", default="auto", help="the audit's --cascade (auto, on, off)")
     parser.add_argument("--model", default="minilm")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs (printed folder)")
@@ -117,7 +141,7 @@ def main() -> None:
     try:
         for megabytes in args.sizes:
             corpus = folder / f"corpus_{megabytes:g}mb.jsonl"
-            documents = build(args.source or DEFAULT_SOURCES, corpus, megabytes)
+            documents = build(args.source or DEFAULT_SOURCES, corpus, megabytes, args.distinct)
             size = corpus.stat().st_size / 1e6
             row = {"corpus_mb": round(size, 1), "documents": documents}
             engine = ["--engine", args.engine]
@@ -126,7 +150,8 @@ def main() -> None:
             row["filter"]["mb_per_s"] = round(size / row["filter"]["seconds"], 2)
             outdir = folder / f"audit_{megabytes:g}"
             row["audit"] = measured([*cli, "audit", str(corpus), "--lang", "en", "--model", args.model, "-o",
-                                     str(outdir), "--max-sentences", str(args.max_sentences), "--no-progress", *engine,
+                                     str(outdir), *(["--max-sentences", str(args.max_sentences)] if args.max_sentences
+                                                    else []), "--cascade", args.cascade, "--no-progress", *engine,
                                      *(["--no-embedding-cache"] if args.no_embedding_cache else [])])
             summary = json.loads((outdir / "summary.json").read_text())
             row["audit"].update(mb_per_s=round(size / row["audit"]["seconds"], 2),
@@ -137,7 +162,8 @@ def main() -> None:
                                 sentences_per_s=round(summary["score"]["sentences_scored"]
                                                       / summary["score"]["embedding_seconds"], 1)
                                 if summary["score"].get("embedding_seconds") else None,
-                                stage_seconds={k: round(v, 1) for k, v in summary["seconds"].items()})
+                                stage_seconds={k: round(v, 1) for k, v in summary["seconds"].items()},
+                                cascade=summary["score"].get("cascade"))
             print(json.dumps(row), flush=True)
             results.append(row)
             if not args.keep:

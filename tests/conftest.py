@@ -130,3 +130,23 @@ def foreign_axes(tiny_axes, tmp_path) -> str:
     axes.metadata_ = {**axes.metadata_, "embedder_id": "sentence-transformers:someone-else@000000000000"}
     axes.save(path)
     return str(path)
+
+
+@pytest.fixture(scope="session")
+def triage_axes(forms_axes, tmp_path_factory) -> str:
+    """``forms_axes`` with the cascade's triage (score/cascade.py): a text head of their own that calls a sentence
+    worth the encoder when it has "people", "they" or "i" in it, threshold 0.5."""
+    import numpy as np
+
+    from corpus_audit.scm.axes import TRIAGE_CLASSES, SCMAxes
+    from corpus_audit.scm.text_head import TextHead
+
+    texts = [f"{subject} {verb} this condition {tail}" for subject in ("people", "they", "i", "it", "doctors", "we")
+             for verb in ("have", "hate", "treat", "discuss") for tail in ("today", "again", "often", "now")]
+    flagged = np.array([text.split()[0] in ("people", "they", "i") for text in texts], dtype=int)
+    axes = SCMAxes.load(forms_axes)
+    axes.attach_triage({"threshold": 0.5, "target_recall": 0.99, "measured": {}},
+                       TextHead(TRIAGE_CLASSES).fit(texts, flagged, C=10.0))
+    path = tmp_path_factory.mktemp("triage-axes") / "axes.npz"
+    axes.save(path)
+    return str(path)

@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from corpus_audit.audit.documents import read_documents
@@ -36,6 +37,8 @@ from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.select import mask_mentions
 from corpus_audit.engines import EngineOptions, make_scorer
 from corpus_audit.languages import get_language
+from corpus_audit.scm.columns import OUTPUT_COLUMNS
+from corpus_audit.score.cascade import DEFAULT_SAMPLE_SHARE, check_sample_share, plan_cascade
 from corpus_audit.score.documents import document_scores, rank_documents
 from corpus_audit.score.scorer import CHUNK_SENTENCES, Forms, ModelSpec, Scorer, add_score_columns, score_with
 
@@ -102,13 +105,16 @@ class Instrument:
 
     ``mask_terms``: replace each illness mention by the language's neutral phrase before scoring, as an audit does.
     ``embedding_cache``: a folder of the embedding cache (None: no cache). ``engine``: where scoring runs
-    (:class:`~corpus_audit.engines.EngineOptions`; None: this process).
+    (:class:`~corpus_audit.engines.EngineOptions`; None: this process). ``cascade``: score documents as an audit
+    with ``--cascade on --cascade-sample cascade_sample --seed seed`` does (score/cascade.py: the encoder reads the
+    triage's band and the random sample, the triage the rest), so a document gets the audit's score.
     """
 
     def __init__(self, lang: str = "en", model: str | None = None, *, backend: str = "auto",
                  terms: str = DEFAULT_TERM_SET, lexicon: str | Path | None = None, axes: str | Path | None = None,
                  device: str = "cpu", batch_size: int = 64, mask_terms: bool = True, spacy_model: str | None = None,
-                 embedding_cache: str | Path | None = None, engine: EngineOptions | None = None) -> None:
+                 embedding_cache: str | Path | None = None, engine: EngineOptions | None = None,
+                 cascade: bool = False, cascade_sample: float = DEFAULT_SAMPLE_SHARE, seed: int = 0) -> None:
         self.language = get_language(lang)
         self.lang = lang
         self.terms = terms
@@ -116,6 +122,7 @@ class Instrument:
         self.mask_terms = mask_terms
         self.spacy_model = spacy_model
         self.engine = engine
+        self.cascade = (check_sample_share(cascade_sample), seed) if cascade else None
         self.spec = ModelSpec(lang, model, device, batch_size, str(axes) if axes else None, backend=backend,
                               embedding_cache=str(embedding_cache) if embedding_cache else None)
         #: what the last :meth:`score_documents` or :meth:`iter_document_batches` could not read
@@ -166,6 +173,14 @@ class Instrument:
 
     def _project(self, texts: list[str], forms: Forms = None) -> Any:
         return self._scorer.project(texts, forms)
+
+    def _cascade_project(self, texts: list[str], forms: Forms = None) -> Any:
+        """:meth:`_project` through the cascade: the encoder on the band and the random sample only."""
+        plan = plan_cascade(self._scorer.axes(), texts, *self.cascade)
+        chosen = np.flatnonzero(plan.encoded)
+        encoded = self._scorer.project([texts[i] for i in chosen], None if forms is None else [forms[i] for i in chosen]) \
+            if len(chosen) else np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32)
+        return plan.combine(encoded)
 
     def read(self, paths: str | Path | Iterable[str | Path], text_field: str = "text", id_field: str = "id",
              line_docs: bool = False) -> Iterator[Document]:
@@ -249,7 +264,8 @@ class Instrument:
         # score_with embeds each distinct text once, as the audit scores each distinct sentence once
         forms = [tuple(sentence_forms) for sentence_forms in rows["forms"]]
         sentences = add_score_columns(rows.drop(columns="term_offsets"),
-                                      score_with(texts, self._project, forms=forms), quadrant=True)
+                                      score_with(texts, self._cascade_project if self.cascade else self._project,
+                                                 forms=forms), quadrant=True)
         return DocumentBatch(documents, sentences, document_scores(rows, sentences), mentions)
 
     def audit(self, corpus: str | Path | Iterable[Any] | CorpusSpec, outdir: str | Path | None = None, *,
@@ -264,6 +280,8 @@ class Instrument:
         from corpus_audit.stigma.bias_map import load_bias_map
 
         engine = self.engine or EngineOptions()
+        if self.cascade:  # the instrument's cascade, unless the call says otherwise
+            options = {"cascade": "on", "cascade_sample": self.cascade[0], "seed": self.cascade[1], **options}
         audit_options = AuditOptions(lang=self.lang, model=self.spec.model, device=self.spec.device,
                                      batch_size=self.spec.batch_size, backend=self.spec.backend,
                                      axes_path=self.spec.axes_path, lexicon=self.lexicon, terms=self.terms,

@@ -17,6 +17,7 @@ import numpy as np
 from corpus_audit.audit.results import AnalysisSummary, ResultsError
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.log import to_stderr
+from corpus_audit.score.cascade import CascadeRecord
 from corpus_audit.stigma.bias_map import BiasDimension
 from corpus_audit.stigma.quadrants import ILLNESS_TYPES, quadrant_of
 
@@ -74,17 +75,20 @@ class ScoreRecord:
     #: sentences whose vectors came from the embedding cache / were embedded (None: no cache, or not known)
     from_embedding_cache: int | None = None
     embedded: int | None = None
+    #: the cascade, where it ran (None: the encoder read every sentence)
+    cascade: CascadeRecord | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"model_id": self.model_id, "duplicates_removed": self.duplicates_removed,
                 "sentences_scored": self.sentences_scored, "embedding_seconds": self.embedding_seconds,
-                "masked": self.masked, "from_embedding_cache": self.from_embedding_cache, "embedded": self.embedded}
+                "masked": self.masked, "from_embedding_cache": self.from_embedding_cache, "embedded": self.embedded,
+                "cascade": self.cascade.to_dict() if self.cascade else None}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ScoreRecord:
         return cls(data.get("model_id"), data.get("duplicates_removed", 0), data.get("sentences_scored", 0),
                    data.get("embedding_seconds", 0.0), data.get("masked", False), data.get("from_embedding_cache"),
-                   data.get("embedded"))
+                   data.get("embedded"), CascadeRecord.from_dict(data.get("cascade")))
 
 
 @dataclass

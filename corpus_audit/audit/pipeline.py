@@ -22,6 +22,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from corpus_audit.common.version import __version__
 from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
 from corpus_audit.audit.results import AnalysisSummary
@@ -35,6 +37,8 @@ from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, default_lexicon_path, 
 from corpus_audit.embed import model_identity
 from corpus_audit.engines import EngineOptions, filter_corpus, make_scorer
 from corpus_audit.languages import get_language
+from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
+from corpus_audit.score.cascade import DEFAULT_SAMPLE_SHARE
 from corpus_audit.score.scorer import ModelSpec
 
 #: Options that say where the work runs, not what it computes: left out of every checkpoint.
@@ -63,6 +67,9 @@ class AuditOptions:
     mask_terms: bool = True
     seed: int = 0
     group_by: str | None = None  # a keep-field to break the report down by
+    # The cascade (score/cascade.py): a triage over every sentence, the encoder on its band and a random sample.
+    cascade: str = "auto"  # CASCADE_MODES
+    cascade_sample: float = DEFAULT_SAMPLE_SHARE
     engine: EngineOptions = field(default_factory=EngineOptions)
     embedding_cache: str | None = None  # folder of the embedding cache (corpus_audit.embed.cache); None: none
 
@@ -156,36 +163,54 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
                 path.name: sha256_file(path) for path in sorted(SHIPPED_AXES_DIR.glob(f"{options.lang}-*"))
                 if path.suffix in (".npz", ".safetensors")},
             "mask_terms": options.mask_terms, "max_sentences": options.max_sentences, "seed": options.seed,
-            "package version": __version__}
+            "cascade": [options.cascade, options.cascade_sample], "package version": __version__}
 
 
 def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.score_parts import ScoreParts
     from corpus_audit.corpus.select import mask_mentions, select_sentences
-    from corpus_audit.score.scorer import add_score_columns
+    from corpus_audit.score.cascade import (ENCODER, IN_SAMPLE_COLUMN, SCORED_BY_COLUMN, TRIAGE,
+                                            TriageCalibration, cascade_runs, plan_cascade)
+    from corpus_audit.score.scorer import add_score_columns, prepare_text
 
     options, folder = run.options, run.folder
     frame, duplicates = select_sentences(folder.filtered, options.max_sentences, options.seed)
     mask = get_language(options.lang).mask
     texts = [mask_mentions(sentence, offsets, mask) if options.mask_terms else sentence
              for sentence, offsets in zip(frame["sentence"], frame["term_offsets"])]
-    parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
-    started = time.perf_counter()
-    scorer = make_scorer(options.model_spec(), options.engine)
     # The stigma head reads the forms of each sentence's mentions (the mask erases them).
     forms = [tuple(sentence_forms) for sentence_forms in frame["forms"]]
+    started = time.perf_counter()
+    scorer = make_scorer(options.model_spec(), options.engine)
+    plan = None
+    if cascade_runs(options.cascade, len(texts)) and not (
+            options.cascade == "auto" and TriageCalibration.of(scorer.axes()) is None):
+        plan = plan_cascade(scorer.axes(), [prepare_text(text)[0] for text in texts], options.cascade_sample,
+                            options.seed)
+        chosen = np.flatnonzero(plan.encoded)
+        run.log(f"score: cascade: the encoder reads {len(chosen):,} of {len(texts):,} sentences "
+                f"({int(plan.band.sum()):,} in the triage band, {int(plan.sample.sum()):,} in the random sample)")
+        texts, forms = [texts[i] for i in chosen], [forms[i] for i in chosen]
+    parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
     scores = parts.score(texts, scorer, run.log, run.progress, forms)
     embedding_seconds = time.perf_counter() - started
     cached = scorer.embedding_cache_counts()
     if cached is not None:
         run.log(f"score: {cached[0]} sentence(s) from the embedding cache, {cached[1]} embedded "
                 f"({options.embedding_cache})")
+    cascade = None
+    if plan is not None:
+        scores = plan.combine(scores)
+        cascade = plan.record(scores[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)])
     # The offsets served the masking; sentences.parquet keeps the filter's other columns.
     frame = add_score_columns(frame.drop(columns="term_offsets"), scores, quadrant=True)
+    if plan is not None:
+        frame[SCORED_BY_COLUMN] = np.where(plan.encoded, ENCODER, TRIAGE)
+        frame[IN_SAMPLE_COLUMN] = plan.sample
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
     record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms,
-                         *(cached or (None, None)))
+                         *(cached or (None, None)), cascade=cascade)
     write_text_atomic(folder.score_summary, json.dumps(record.to_dict()))
     parts.remove()
 
@@ -210,14 +235,18 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.documents import write_documents
     from corpus_audit.audit.figures import analyse_and_write_figures
     from corpus_audit.audit.report import write_report
+    from corpus_audit.score.cascade import IN_SAMPLE_COLUMN
     from corpus_audit.stigma.bias_map import load_bias_map
 
     options, folder = run.options, run.folder
     started = time.perf_counter()
     sentences = pd.read_parquet(folder.sentences)
+    # After a cascade the statistics and figures read its random sample alone (the band is chosen by the triage,
+    # so it would bias them); the documents read every sentence.
+    sample = sentences[sentences[IN_SAMPLE_COLUMN]] if IN_SAMPLE_COLUMN in sentences else sentences
 
     def analyse_and_write() -> AnalysisResult:
-        result = analyse(sentences, bias_map=load_bias_map(options.bias_map), seed=options.seed,
+        result = analyse(sample, bias_map=load_bias_map(options.bias_map), seed=options.seed,
                          group_by=options.group_by)
         with atomic_path(folder.aq27) as tmp:
             result.bias_map.to_csv(tmp, index=False)
@@ -225,7 +254,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
         run.seconds["analyse"] = time.perf_counter() - started
         return result
 
-    result = analyse_and_write_figures(sentences, analyse_and_write, folder)
+    result = analyse_and_write_figures(sample, analyse_and_write, folder)
     run.seconds["plot"] = time.perf_counter() - started - run.seconds["analyse"]
     folder.write_summary(AuditSummary(
         corpus={"inputs": list(run.spec.inputs), "hf_dataset": run.spec.hf_dataset,

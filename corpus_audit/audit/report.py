@@ -152,7 +152,17 @@ def _counts(summary: AuditSummary) -> str:
             ("distinct sentences scored", score.sentences_scored),
             *((f"scored and analysed: {kind}", scored.get(kind, 0)) for kind in ("mental", "physical", "both")),
             ("left out (no finite score)", analysis.n_unscored if analysis else 0)]
-    return "<h2>Counts</h2>" + table(("", "count"), rows)
+    cascade = score.cascade
+    if cascade is None:
+        return "<h2>Counts</h2>" + table(("", "count"), rows)
+    rows[rows.index(("distinct sentences scored", score.sentences_scored)) + 1:1] = [
+        ("scored by the encoder: triage band", cascade.band),
+        ("scored by the encoder: random sample (the statistics)", cascade.sample),
+        ("scored by the triage only", cascade.triage_only)]
+    return ("<h2>Counts</h2>" + table(("", "count"), rows)
+            + f"<p><b>Cascade.</b> {esc(cascade.describe())} A document's "
+              "score is its most stigmatising sentence's, by the encoder where it read the sentence; "
+              "<code>--cascade off</code> reads every sentence with the encoder.</p>")
 
 
 def _forms(summary: AuditSummary) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from corpus_audit.cli.errors import reports_errors
+from corpus_audit.score.cascade import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
 from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, TERMS_OPTION, corpus_model_options,
                                       corpus_options, corpus_spec_from, embedding_cache_from, embedding_cache_options,
                                       engine_from, engine_options, log, model_options, output_extension,
@@ -138,6 +139,15 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "file): "
                    "per value, sentences, judgements and their scores, mental and physical. Kept like a "
                    "--keep-field.")
+@click.option("--cascade", type=click.Choice(CASCADE_MODES), default="auto", show_default=True,
+              help="Score every sentence with a cheap triage (the stigma text head) and run the encoder only on the "
+                   "sentences the triage says could be stigmatising, plus a random sample that the statistics read: "
+                   f"'auto' from {AUTO_MIN_SENTENCES:,} distinct sentences on, 'on' always, 'off' never (the "
+                   "encoder reads every sentence). docs/scaling.md says what it costs and keeps.")
+@click.option("--cascade-sample", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=DEFAULT_SAMPLE_SHARE,
+              show_default=True,
+              help="With the cascade: the share of the sentences the encoder reads at random, for the statistics "
+                   "(their intervals widen by about 1/sqrt(share)).")
 @corpus_options
 @corpus_model_options
 @embedding_cache_options
@@ -145,7 +155,8 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
 @PROGRESS_OPTION
 @reports_errors("cannot write to {outdir}")
 def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: str | None, max_sentences: int | None,
-                  bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None,
+                  bias_map: str | None, mask_terms: bool, force: bool, group_by: str | None, cascade: str,
+                  cascade_sample: float,
                   keep_fields: tuple[str, ...], lexicon: str | None, terms: str, spacy_model: str | None,
                   workers: int | None, model: str | None, device: str, batch_size: int, backend: str, progress: bool | None,
                   **settings: Any) -> None:
@@ -167,7 +178,8 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
                             embedding_cache=embedding_cache_from(settings), engine=engine_from(settings))
     summary = instrument.audit(spec, outdir, log=log, progress=show_progress(progress), force=force,
                                keep_fields=keep_fields, workers=workers, max_sentences=max_sentences,
-                               bias_map=bias_map, seed=spec.seed, group_by=group_by).summary
+                               bias_map=bias_map, seed=spec.seed, group_by=group_by, cascade=cascade,
+                               cascade_sample=cascade_sample).summary
     for warning in summary.filter.get("warnings", []):
         warn(warning)
     from corpus_audit.audit.verdict import verdict
@@ -177,6 +189,8 @@ def audit_command(corpus: tuple[str, ...], lang: str, outdir: str, axes_path: st
     lines = [line.replace("OUTDIR", outdir) for line in verdict(analysis)]
     click.echo(f"answer: {lines[0]}")
     click.echo(f"sentences scored: {analysis.n_sentences} ({analysis.n_by_type})")
+    if summary.score.cascade:
+        click.echo(f"cascade: {summary.score.cascade.describe()}")
     judgement = analysis.judgement
     parts = [("all sentences", analysis)]
     if judgement:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from corpus_audit.corpus.writer import write_merged_rows
 from corpus_audit.engines.options import RAY_INSTALL_HINT, EngineError, EngineOptions
 from corpus_audit.scm.columns import OUTPUT_COLUMNS
 from corpus_audit.score.scorer import CHUNK_SENTENCES, Forms, ModelSpec, Scorer, score_texts
+
+if TYPE_CHECKING:
+    from corpus_audit.scm.axes import SCMAxes
 
 try:
     import ray
@@ -276,6 +279,7 @@ class RayScorer(Scorer):
         self.model = model
         self.engine = engine
         self.use_gpu = model.device.startswith("cuda")
+        self._axes: SCMAxes | None = None
 
     def start(self) -> None:
         connect(self.engine)
@@ -301,6 +305,12 @@ class RayScorer(Scorer):
                 compute=ray.data.ActorPoolStrategy(size=actors), **resources, **_restarts(self.engine))
             for self.model_id, scores in _values(dataset.iter_rows()):
                 yield scores
+
+    def axes(self) -> SCMAxes:
+        """The actors' axes, loaded once in the driver too (with the embedder, which names them)."""
+        if self._axes is None:
+            self._axes = self.model.load()[1]
+        return self._axes
 
     def project(self, texts: list[str], forms: Forms = None) -> np.ndarray:
         starts = range(0, len(texts), CHUNK_SENTENCES)

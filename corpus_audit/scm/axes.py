@@ -44,7 +44,12 @@ from corpus_audit.stigma.judgement import CATEGORIES, DIMENSION_COLUMNS, JUDGEME
 
 HEADS = ("polar", *KINDS)
 #: The one array of an axes file that holds strings: the stigma text head's n-grams.
-TEXT_VOCABULARY = "stigma_text__vocabulary"
+#: The text heads' vocabularies: the arrays of strings of an axes file.
+TEXT_VOCABULARIES = ("stigma_text__vocabulary", "triage__vocabulary")
+#: The classes of a triage head of its own (score/cascade.py).
+TRIAGE_CLASSES = ("other", "stigmatising")
+#: The metadata key of the triage calibration (score/cascade.py).
+TRIAGE_KEY = "triage"
 #: Classes of the stigma head (scm/stigma.py) by its target: ``binary``, stigmatising or not; ``judgement``, with the
 #: sentences that judge people without stigmatising them (supportive, counter-stereotypical, reported) a class of
 #: their own, so that the head learns what sets them apart from stigma rather than from neutral text; ``category``,
@@ -314,6 +319,8 @@ class SCMAxes:
         self.judgement_ = {**({"gate": gate} if gate else {}), "dimensions": dimensions,
                            **({"stigma": stigma} if stigma else {}),
                            **({"stigma_text": stigma_text} if stigma_text else {})}
+        # a triage is calibrated against a score: a new score goes without the old one's (attach_triage)
+        getattr(self, "metadata_", {}).pop(TRIAGE_KEY, None)
         self.stigma_forms_ = tuple(stigma_forms)
         self.stigma_calibration_ = None if stigma_calibration is None else tuple(map(float, stigma_calibration))
         return self
@@ -322,6 +329,29 @@ class SCMAxes:
     def stigma_head(self) -> ClassifierHead | None:
         """The stigma head, or None (axes trained before it, or by a recipe without the gate)."""
         return getattr(self, "judgement_", {}).get("stigma")
+
+    def attach_triage(self, calibration: dict[str, Any], head: TextHead | None = None) -> SCMAxes:
+        """Carry the cascade's triage (score/cascade.py): its ``calibration`` (threshold and what measured it) and
+        its text head, where it has one of its own (classes ``TRIAGE_CLASSES``; None: the stigma text head)."""
+        if self.stigma_head is None:
+            raise ValueError("a triage goes with a stigma head")
+        if head is None and self.stigma_text_head is None:
+            raise ValueError("axes without a stigma text head need a triage head of their own")
+        if head is not None and head.classes != TRIAGE_CLASSES:
+            raise ValueError(f"a triage head has the classes {TRIAGE_CLASSES}")
+        self.judgement_.pop("triage", None)
+        if head is not None:
+            self.judgement_["triage"] = head
+        self.metadata_[TRIAGE_KEY] = dict(calibration)
+        return self
+
+    @property
+    def triage_head(self) -> TextHead | None:
+        """The text head the cascade's triage reads: its own, else the stigma text head; None without a triage
+        calibration."""
+        if TRIAGE_KEY not in getattr(self, "metadata_", {}):
+            return None
+        return self.judgement_.get("triage") or self.stigma_text_head
 
     @property
     def stigma_text_head(self) -> TextHead | None:
@@ -429,7 +459,7 @@ class SCMAxes:
                     raise AxesFileError(f"{path}: not a corpus-audit axes file of format version {FORMAT_VERSION}; "
                                         "train axes again with `corpus-audit axes train`")
                 # Numbers as float64; the stigma text head's vocabulary is the one array of strings.
-                arrays = {name: np.asarray(data[name]) if name == TEXT_VOCABULARY
+                arrays = {name: np.asarray(data[name]) if name in TEXT_VOCABULARIES
                           else np.asarray(data[name], dtype=np.float64) for name in header["arrays"]}
             axes = cls(**header["params"])
             if axes.head not in HEADS:
@@ -460,9 +490,15 @@ class SCMAxes:
                                       TextHead(stigma_classes, text_arrays) if "stigma_text" in parts else None,
                                       [str(form) for form in header.get("stigma_forms") or ()],
                                       _calibration(header.get("stigma_calibration")))
+                axes.metadata_ = dict(header["metadata"])  # attach_judgement leaves out a triage calibration
+                if "triage" in parts:
+                    if parts["triage"] != TextHead.kind:
+                        raise AxesFileError(f"{path}: unknown triage head {parts['triage']!r}")
+                    axes.judgement_["triage"] = TextHead(TRIAGE_CLASSES, {
+                        name.split("__", 1)[1]: value for name, value in arrays.items() if name.startswith("triage__")})
             # A missing array, a wrong shape (some would even broadcast) or a NaN fails here, not in a projection.
             for name, shape in _array_shapes(axes).items():
-                text = name == TEXT_VOCABULARY
+                text = name in TEXT_VOCABULARIES
                 if arrays[name].shape != shape or (arrays[name].dtype.kind != "U" if text
                                                    else not np.isfinite(arrays[name]).all()):
                     raise ValueError(f"array {name!r} has shape {arrays[name].shape} (expected {shape}) or "

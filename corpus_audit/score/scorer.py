@@ -196,6 +196,10 @@ class Scorer(ABC):
     def project(self, texts: list[str], forms: Forms = None) -> np.ndarray:
         """Scores of distinct, non-blank, prepared texts (the ``project`` of :func:`score_with`)."""
 
+    @abstractmethod
+    def axes(self) -> SCMAxes:
+        """The axes the scores are made with, in this process (the cascade's triage reads their text head)."""
+
 
 class LocalScorer(Scorer):
     """The embedder and axes of ``model.load()``, in this process."""
@@ -222,3 +226,7 @@ class LocalScorer(Scorer):
         self.start()
         embedder, axes = self._model
         return axes.measure(embedder.encode(texts), texts, forms)
+
+    def axes(self) -> SCMAxes:
+        self.start()
+        return self._model[1]

@@ -205,3 +205,22 @@ def test_a_clean_run_on_the_ray_it_starts_logs_no_error_line(ray_session, tmp_pa
     captured = capfd.readouterr()
     assert "max_restarts" not in captured.err and "core_worker" not in captured.err
     assert "RayDeprecationWarning" not in captured.err
+
+
+def test_the_cascade_reads_the_same_sentences_on_either_engine(ray_session, tmp_path, tiny_st_model, triage_axes):
+    def audit(outdir: Path, *extra: str) -> pd.DataFrame:
+        result = CliRunner().invoke(main, ["audit", REDDIT, "--lang", "en", "-o", str(outdir), "--model", tiny_st_model,
+                                           "--axes", triage_axes, "--workers", "1", "--cascade", "on",
+                                           "--cascade-sample", "0.3", *extra])
+        assert result.exit_code == 0, result.output + result.stderr
+        return pd.read_parquet(outdir / "sentences.parquet")
+
+    local, ray = audit(tmp_path / "local"), audit(tmp_path / "ray", "--engine", "ray", "--ray-concurrency", "2")
+    assert local["scored_by"].eq("triage").any() and local["scored_by"].eq("encoder").any()
+    assert local[["sentence", "scored_by", "in_sample"]].equals(ray[["sentence", "scored_by", "in_sample"]])
+    np.testing.assert_allclose(ray[["warmth", "competence", "stigma"]].to_numpy(dtype=float),
+                               local[["warmth", "competence", "stigma"]].to_numpy(dtype=float), atol=SCORE_TOLERANCE,
+                               rtol=0)
+    cascades = [json.loads((tmp_path / name / "summary.json").read_text())["score"]["cascade"]
+                for name in ("local", "ray")]
+    assert cascades[0] == cascades[1]

