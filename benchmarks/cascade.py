@@ -13,9 +13,9 @@ What the cascade keeps, against the full path on the same corpus:
 * the statistics: each mental - physical difference (warmth and competence, all sentences and judgements; the
   nine AQ-27 dimension scores) and each BIAS-map share and difference (aq27.csv), whether the cascade's estimate lies
   in the full path's 95 % interval, and how much wider the cascade's interval is;
-* on the labelled held-out real sentences (never trained on): the cascade run over them as a corpus (triage band
-  and random sample, the same threshold and share), recall of the stigmatising ones at the decision point 0.5 as a
-  share of the full path's, and the AUC of both.
+* on the labelled held-out real sentences of each language (never trained on): the cascade run over them as a
+  corpus (triage band and random sample, the same threshold and share), recall of the stigmatising ones at the
+  decision point 0.5 as a share of the full path's, and the AUC of both.
 
     python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--json bench-out/cascade.json]
 """
@@ -115,8 +115,8 @@ def intervals(full: Path, cascade: Path) -> dict:
             "rows": rows}
 
 
-def heldout(share: float, seed: int = 0) -> dict:
-    """The cascade over the labelled held-out real sentences, against the full path."""
+def heldout(lang: str, share: float, seed: int = 0) -> dict:
+    """The cascade over the labelled held-out real sentences of ``lang``, against the full path."""
     from sklearn.metrics import roc_auc_score
 
     from corpus_audit.embed import load_embedder
@@ -126,9 +126,9 @@ def heldout(share: float, seed: int = 0) -> dict:
     from corpus_audit.score.cascade import plan_cascade
     from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 
-    embedder = load_embedder(None, lang="en")
-    axes = SCMAxes.load(find_axes(embedder.model_id, "en"))
-    data = load_stigma_data("en")
+    embedder = load_embedder(None, lang=lang)
+    axes = SCMAxes.load(find_axes(embedder.model_id, lang))
+    data = load_stigma_data(lang)
     rows = data.rows(("heldout",), ("real",))
     texts, forms = [data.texts[i] for i in rows], [data.mention_forms[i] for i in rows]
     truth = data.stigmatising[rows]
@@ -170,7 +170,7 @@ def main() -> None:
         "cascade_speed_up": best["full"] / best["cascade"],
         "top_1_percent": top_overlap(folder / "full", folder / "cascade"),
         "statistics": intervals(folder / "full", folder / "cascade"),
-        "heldout": heldout(args.share),
+        "heldout": {lang: heldout(lang, args.share) for lang in ("en", "es")},
     }
     print(json.dumps({key: value for key, value in result.items() if key != "statistics"}, indent=1))
     stats = result["statistics"]

@@ -42,13 +42,16 @@ PAGE = 4096
 
 
 #: Sentence ends, where ``build(distinct=True)`` puts a copy's marker.
-SENTENCE_END = re.compile(r"([.!?])\s+")
+SENTENCE_END = re.compile(r"([.!?]+)(?=\s|$)")
 
 
 def distinct_copy(text: str, copy: int) -> str:
-    """``text`` as its ``copy``-th repeat (0: unchanged): the marker ``(copy)`` begins the text and follows every
-    sentence end, so every sentence of a repeat is new to the audit's de-duplication and its encoder."""
-    return text if copy == 0 else f"({copy}) " + SENTENCE_END.sub(rf"\1 ({copy}) ", text)
+    """``text`` as its ``copy``-th repeat (0: unchanged): the marker ``(copy N)`` before every sentence end and at
+    the end of the text, so every sentence of a repeat is new to the audit's de-duplication and its encoder."""
+    if copy == 0:
+        return text
+    marked = SENTENCE_END.sub(rf" (copy {copy})\1", text.rstrip())
+    return marked if SENTENCE_END.search(text.rstrip()[-1:] or "") else f"{marked} (copy {copy})"
 
 
 def build(sources: list[Path], target: Path, megabytes: float, distinct: bool = False) -> int:

@@ -30,7 +30,7 @@ from corpus_audit.scm.axes import TRIAGE_CLASSES, SCMAxes
 from corpus_audit.scm.store import find_axes
 from corpus_audit.scm.suite import load_training_data
 from corpus_audit.scm.text_head import TextHead
-from corpus_audit.score.cascade import TriageCalibration, triage_stigma
+from corpus_audit.score.cascade import calibrate_triage
 from corpus_audit.score.scorer import prepare_text
 from corpus_audit.stigma.judgement import STIGMA_DECISION
 
@@ -75,23 +75,7 @@ def main() -> None:
         distilled = {"distilled_from": {"labelled_train": len(train), "corpus_sentences": len(more_texts),
                                         "corpora": [p.name for p in args.distil],
                                         "full_path_stigmatising": int(teacher.sum()), "C": DISTIL_C}}
-    axes.attach_triage({"threshold": 1.0, "target_recall": args.target_recall}, head)  # the threshold is set below
-
-    def measure(rows: np.ndarray, threshold: float | None) -> tuple[float, dict]:
-        texts = [data.texts[i] for i in rows]
-        positive = full_path(axes, embedder, texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
-        triage = triage_stigma(axes, texts)
-        if threshold is None:  # the highest threshold that keeps the target share of the positives
-            threshold = float(np.quantile(triage[positive], 1.0 - args.target_recall, method="lower"))
-        band = triage >= threshold
-        return threshold, {"sentences": len(rows), "full_path_stigmatising": int(positive.sum()),
-                           "recall_of_full_path": float(band[positive].mean()), "band_share": float(band.mean())}
-
-    threshold, on_dev = measure(np.flatnonzero(data.split == "dev"), None)
-    _, on_heldout = measure(data.rows(("heldout",), ("real",)), threshold)
-    calibration = TriageCalibration(threshold, args.target_recall,
-                                    {"dev": on_dev, "heldout_real": on_heldout, **distilled})
-    axes.attach_triage(calibration.to_dict(), head)
+    calibration = calibrate_triage(axes, embedder.encode, data, args.target_recall, head, distilled)
     axes.save(path)
     print(json.dumps({"axes": path.name, **calibration.to_dict()}, indent=1))
 

@@ -52,7 +52,7 @@ class AuditOutput:
         sentences.parquet: see :meth:`AuditFolder.read_sentences`)."""
         folder = AuditFolder(outdir)
         aq27 = folder.read_aq27()
-        return cls(folder, folder.read_sentences(strict, log), aq27, folder.read_summary())
+        return cls(folder, folder.read_statistics_sentences(strict, log), aq27, folder.read_summary())
 
     @property
     def outdir(self) -> Path:
@@ -325,7 +325,8 @@ def write_comparison_report(result: dict[str, Any], path: str | Path, strict: bo
     from corpus_audit.common.html import BASE_STYLE, embedded_png, esc, table
 
     label_a, label_b = result["labels"]
-    frames = [AuditFolder(result["audits"][side]["outdir"]).read_sentences(strict, log) for side in "ab"]
+    frames = [AuditFolder(result["audits"][side]["outdir"]).read_statistics_sentences(strict, log)
+              for side in "ab"]
     with tempfile.TemporaryDirectory() as scratch:
         png = save_figure(comparison_figure(*frames, labels=(label_a, label_b)), Path(scratch) / "compare",
                           ("png",))[0]

@@ -38,7 +38,7 @@ MIN_DOCUMENTS = 3  # fewer points give no meaningful correlation
 
 
 def scored_sentences(outdir: Path) -> pd.DataFrame:
-    return scored_rows(AuditFolder(outdir).read_sentences())
+    return scored_rows(AuditFolder(outdir).read_statistics_sentences())
 
 
 def document_means(frame: pd.DataFrame, group: str | None) -> pd.DataFrame:

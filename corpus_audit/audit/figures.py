@@ -454,7 +454,7 @@ def replot(folder: AuditFolder, strict: bool = False, log: Callable[[str], None]
     """Rebuild every figure from ``sentences.parquet`` in each of ``formats``, with the analysis recomputed with the
     audit's seed and its own BIAS map (as ``aq27.csv`` records it); return the paths. ``strict`` and ``log``: see
     :meth:`AuditFolder.read_sentences`."""
-    sentences, summary = folder.read_sentences(strict, log), folder.read_summary()
+    sentences, summary = folder.read_statistics_sentences(strict, log), folder.read_summary()
     analyse_and_write_figures(sentences, lambda: analysis.analyse(sentences, bias_map=folder.read_bias_map(),
                                                                   seed=summary.seed), folder, formats)
     return [folder.figure(stem, fmt) for stem in FIGURES for fmt in formats]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from corpus_audit.common.version import __version__
-from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord
+from corpus_audit.audit.folder import AuditFolder, AuditSummary, ScoreRecord, statistics_rows
 from corpus_audit.audit.results import AnalysisSummary
 from corpus_audit.common.atomic import (atomic_path, check_output_location, folder_lock, remove_temporaries,
                                         write_text_atomic)
@@ -235,7 +235,6 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.documents import write_documents
     from corpus_audit.audit.figures import analyse_and_write_figures
     from corpus_audit.audit.report import write_report
-    from corpus_audit.score.cascade import IN_SAMPLE_COLUMN
     from corpus_audit.stigma.bias_map import load_bias_map
 
     options, folder = run.options, run.folder
@@ -243,7 +242,7 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     sentences = pd.read_parquet(folder.sentences)
     # After a cascade the statistics and figures read its random sample alone (the band is chosen by the triage,
     # so it would bias them); the documents read every sentence.
-    sample = sentences[sentences[IN_SAMPLE_COLUMN]] if IN_SAMPLE_COLUMN in sentences else sentences
+    sample = statistics_rows(sentences)
 
     def analyse_and_write() -> AnalysisResult:
         result = analyse(sample, bias_map=load_bias_map(options.bias_map), seed=options.seed,

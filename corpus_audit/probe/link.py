@@ -172,7 +172,7 @@ def link(audits: Sequence[str | Path], probe: str | Path, labels: Sequence[str] 
         if audit_summary.lang != summary.lang:
             log(f"{label}: the audit is in {audit_summary.lang!r} and the probe in {summary.lang!r}; illnesses are "
                 "matched by their canonical (English) names")
-        sentences = folder.read_sentences(log=log)
+        sentences = folder.read_statistics_sentences(log=log)
         audit_records.append({"label": label, "path": str(path), "corpus": audit_summary.corpus_name,
                               "lang": audit_summary.lang, "sentences": int(len(sentences))})
         dimensions = corpus_dimensions(folder, sentences).merge(model_dimensions, on="dimension", how="left") \

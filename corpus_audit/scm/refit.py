@@ -34,6 +34,7 @@ from corpus_audit.scm.axes import SCMAxes, calibrated, stigma_probability
 from corpus_audit.scm.recipes import Recipe, StigmaSettings, fit_stigma
 from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, resampled_rows, stigma_validity
 from corpus_audit.scm.suite import load_suite, suite_path
+from corpus_audit.score.cascade import TriageCalibration, calibrate_triage
 
 #: How many times a reviewed sentence counts beside one of the labelled data: a hundred reviewed sentences then
 #: weigh about a tenth of the training data. Fixed before any refit was run, not tuned (docs/stigma_score.md,
@@ -200,6 +201,12 @@ def refit_axes(base: str | Path, encode: Encode, reviewed_table, *, labelled_pat
     heads = fit_heads(recipe, encode, lang, labelled, reviewed, np.arange(len(reviewed)), weight, views)
     axes.attach_judgement(axes.judgement_.get("gate"), axes.judgement_["dimensions"], heads.head, heads.text_head,
                           heads.forms, heads.calibration)
+    # The base's cascade triage, calibrated again against the refitted score (its own head, where the score has no
+    # text head; else the refitted text head), so that a large audit with these axes keeps the cascade.
+    own_triage = original.judgement_.get("triage")
+    if TriageCalibration.of(original) is not None and (axes.stigma_text_head is not None or own_triage is not None):
+        report["triage"] = calibrate_triage(axes, encode, labelled, TriageCalibration.of(original).target_recall,
+                                            None if axes.stigma_text_head is not None else own_triage).to_dict()
     held_out = labelled.rows(("heldout",), ("real",))
     if len(held_out) and len(set(labelled.stigmatising[held_out].tolist())) == 2:
         report["labelled_heldout"] = {"refitted": _heldout(encode, axes, lang, labelled),

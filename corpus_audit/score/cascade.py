@@ -32,7 +32,11 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from corpus_audit.scm.axes import SCMAxes
+    from corpus_audit.scm.stigma import StigmaData
+    from corpus_audit.scm.text_head import TextHead
 
 #: ``--cascade``: ``auto`` runs the cascade from ``AUTO_MIN_SENTENCES`` distinct kept sentences on (below, the full
 #: path costs minutes at most and its statistics need every sentence), ``on`` always, ``off`` never.
@@ -88,6 +92,37 @@ def triage_stigma(axes: SCMAxes, texts: Sequence[str]) -> np.ndarray:
     if head is axes.stigma_text_head:
         return calibrated(probability, getattr(axes, "stigma_calibration_", None))
     return probability
+
+
+def calibrate_triage(axes: SCMAxes, encode: Callable[[list[str]], np.ndarray], data: StigmaData,
+                     target_recall: float = 0.99, head: TextHead | None = None,
+                     about: dict[str, Any] | None = None) -> TriageCalibration:
+    """Give ``axes`` their triage (``head``: one of their own; None: the stigma text head) with the highest
+    threshold that lets ``target_recall`` of the dev sentences of ``data`` (real, written and suite: never the
+    held-out ones) that the full path (``encode`` and the axes) scores stigmatising into the band; measure it on
+    the held-out real sentences (recall of the full path's stigmatising ones, band share). ``about``: more to
+    record in ``measured``."""
+    from corpus_audit.stigma.judgement import STIGMA_DECISION
+
+    axes.attach_triage({"threshold": 1.0, "target_recall": target_recall}, head)  # the threshold is set below
+
+    def measure(rows: np.ndarray, threshold: float | None) -> tuple[float, dict[str, Any]]:
+        texts = [data.texts[i] for i in rows]
+        positive = axes.stigma_score(encode(texts), texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
+        triage = triage_stigma(axes, texts)
+        if threshold is None:
+            threshold = float(np.quantile(triage[positive], 1.0 - target_recall, method="lower"))
+        band = triage >= threshold
+        return threshold, {"sentences": len(rows), "full_path_stigmatising": int(positive.sum()),
+                           "recall_of_full_path": float(band[positive].mean()) if positive.any() else None,
+                           "band_share": float(band.mean())}
+
+    threshold, on_dev = measure(np.flatnonzero(data.split == "dev"), None)
+    _, on_heldout = measure(data.rows(("heldout",), ("real",)), threshold)
+    calibration = TriageCalibration(threshold, target_recall, {"dev": on_dev, "heldout_real": on_heldout,
+                                                               **(about or {})})
+    axes.attach_triage(calibration.to_dict(), head)
+    return calibration
 
 
 def cascade_runs(mode: str, n_sentences: int) -> bool:

@@ -65,6 +65,12 @@ def test_the_statistics_read_the_sample_and_every_document_keeps_a_score(both):
     record = summary["score"]["cascade"]
     sentences = pd.read_parquet(cascade_dir / "sentences.parquet")
     assert record["sample"] == summary["analysis"]["n_sentences"] == int(sentences["in_sample"].sum())
+    # the commands that recompute statistics from an audit (compare, plot, link, cross-lingual) read the sample too
+    from corpus_audit.audit.folder import AuditFolder
+
+    assert AuditFolder(cascade_dir).read_statistics_sentences()["sentence"].tolist() == \
+        sentences.loc[sentences["in_sample"], "sentence"].tolist()
+    assert len(AuditFolder(full_dir).read_statistics_sentences()) == len(sentences)
     assert record["encoded"] + record["triage_only"] == record["sentences"] == len(sentences)
     assert summary["options"]["cascade"] == "on" and summary["options"]["cascade_sample"] == SHARE
     documents = [pd.read_parquet(folder / "documents.parquet") for folder in (full_dir, cascade_dir)]

@@ -90,6 +90,12 @@ def test_refit_end_to_end_writes_new_axes_and_changes_nothing_of_the_package(tmp
     new, shipped = SCMAxes.load(output), SCMAxes.load(SHIPPED)
     measured = json.loads(report.read_text())
     assert new.metadata_[REFIT_KEY] == measured and measured["n_reviewed"] == 100 and measured["weight"] == 5
+    # the cascade's triage is calibrated again against the refitted score, on the labelled dev sentences
+    from corpus_audit.score.cascade import TriageCalibration
+
+    triage = TriageCalibration.of(new)
+    assert triage is not None and triage.to_dict() == measured["triage"]
+    assert measured["triage"]["measured"]["dev"]["recall_of_full_path"] >= 0.99
     cv = measured["cross_validation"]
     assert cv["folds"] == 3 and cv["n"] == 100 and 0 <= cv["refitted"]["auc"] <= 1
     assert cv["auc_difference"]["value"] == pytest.approx(cv["refitted"]["auc"] - cv["original"]["auc"])
