@@ -38,7 +38,7 @@ from corpus_audit.embed import model_identity
 from corpus_audit.engines import EngineOptions, filter_corpus, make_scorer
 from corpus_audit.languages import get_language
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
-from corpus_audit.score.cascade import DEFAULT_SAMPLE_SHARE
+from corpus_audit.score.cascade_options import DEFAULT_SAMPLE_SHARE
 from corpus_audit.score.scorer import ModelSpec
 
 #: Options that say where the work runs, not what it computes: left out of every checkpoint.

@@ -156,8 +156,10 @@ def _counts(summary: AuditSummary) -> str:
     if cascade is None:
         return "<h2>Counts</h2>" + table(("", "count"), rows)
     rows[rows.index(("distinct sentences scored", score.sentences_scored)) + 1:1] = [
-        ("scored by the encoder: triage band", cascade.band),
-        ("scored by the encoder: random sample (the statistics)", cascade.sample),
+        ("scored by the encoder", cascade.encoded),
+        ("scored by the encoder: in the triage band", cascade.band),
+        ("scored by the encoder: in the random sample, which the statistics read (some also in the band)",
+         cascade.sample),
         ("scored by the triage only", cascade.triage_only)]
     return ("<h2>Counts</h2>" + table(("", "count"), rows)
             + f"<p><b>Cascade.</b> {esc(cascade.describe())} A document's "

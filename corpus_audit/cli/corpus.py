@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from corpus_audit.cli.errors import reports_errors
-from corpus_audit.score.cascade import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
+from corpus_audit.score.cascade_options import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
 from corpus_audit.cli.options import (CORPUS_LANG_OPTION, PROGRESS_OPTION, TERMS_OPTION, corpus_model_options,
                                       corpus_options, corpus_spec_from, embedding_cache_from, embedding_cache_options,
                                       engine_from, engine_options, log, model_options, output_extension,

