@@ -177,9 +177,9 @@ class Instrument:
     def _cascade_project(self, texts: list[str], forms: Forms = None) -> Any:
         """:meth:`_project` through the cascade: the encoder on the band and the random sample only."""
         plan = plan_cascade(self._scorer.axes(), texts, *self.cascade)
-        chosen = np.flatnonzero(plan.encoded)
-        encoded = self._scorer.project([texts[i] for i in chosen], None if forms is None else [forms[i] for i in chosen]) \
-            if len(chosen) else np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32)
+        chosen, chosen_forms = plan.for_encoder(texts, forms)
+        encoded = self._scorer.project(chosen, chosen_forms) if chosen \
+            else np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32)
         return plan.combine(encoded)
 
     def read(self, paths: str | Path | Iterable[str | Path], text_field: str = "text", id_field: str = "id",

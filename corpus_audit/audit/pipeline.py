@@ -187,10 +187,9 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
             options.cascade == "auto" and TriageCalibration.of(scorer.axes()) is None):
         plan = plan_cascade(scorer.axes(), [prepare_text(text)[0] for text in texts], options.cascade_sample,
                             options.seed)
-        chosen = np.flatnonzero(plan.encoded)
-        run.log(f"score: cascade: the encoder reads {len(chosen):,} of {len(texts):,} sentences "
+        run.log(f"score: cascade: the encoder reads {int(plan.encoded.sum()):,} of {len(texts):,} sentences "
                 f"({int(plan.band.sum()):,} in the triage band, {int(plan.sample.sum()):,} in the random sample)")
-        texts, forms = [texts[i] for i in chosen], [forms[i] for i in chosen]
+        texts, forms = plan.for_encoder(texts, forms)
     parts = ScoreParts(folder.score_parts, fingerprint(depends_on), len(texts))
     scores = parts.score(texts, scorer, run.log, run.progress, forms)
     embedding_seconds = time.perf_counter() - started

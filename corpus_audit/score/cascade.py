@@ -53,7 +53,7 @@ def sample_draws(texts: Sequence[str], seed: int) -> np.ndarray:
     is in or out of the random sample whichever engine, batch or document it comes in."""
     salt = seed.to_bytes(8, "little", signed=True)
     return np.array([int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8,
-                                                    salt=salt[:8]).digest(), "little") for text in texts],
+                                                    salt=salt).digest(), "little") for text in texts],
                     dtype=np.float64) / 2.0 ** 64
 
 
@@ -110,8 +110,9 @@ def calibrate_triage(axes: SCMAxes, encode: Callable[[list[str]], np.ndarray], d
         texts = [data.texts[i] for i in rows]
         positive = axes.stigma_score(encode(texts), texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
         triage = triage_stigma(axes, texts)
-        if threshold is None:
-            threshold = float(np.quantile(triage[positive], 1.0 - target_recall, method="lower"))
+        if threshold is None:  # no stigmatising dev sentence to calibrate on: the encoder reads everything
+            threshold = float(np.quantile(triage[positive], 1.0 - target_recall, method="lower")) \
+                if positive.any() else 0.0
         band = triage >= threshold
         return threshold, {"sentences": len(rows), "full_path_stigmatising": int(positive.sum()),
                            "recall_of_full_path": float(band[positive].mean()) if positive.any() else None,
@@ -152,6 +153,12 @@ class CascadePlan:
     @property
     def encoded(self) -> np.ndarray:
         return self.band | self.sample
+
+    def for_encoder(self, texts: Sequence[str], forms: Sequence[Any] | None) -> tuple[list[str], list[Any] | None]:
+        """The texts (and their forms, where given) the encoder reads, in order: what :meth:`combine` takes the
+        scores of."""
+        chosen = np.flatnonzero(self.encoded)
+        return [texts[i] for i in chosen], None if forms is None else [forms[i] for i in chosen]
 
     def combine(self, encoder_scores: np.ndarray) -> np.ndarray:
         """``OUTPUT_COLUMNS`` of every sentence from the encoder's scores of the :attr:`encoded` ones (in order):
