@@ -12,7 +12,9 @@ Each template with a slot (``{group}``, ``{person}``, ``{illness}``, ...) is fil
 mention forms and every filler is used about as often as the others; agreement markers ``{g:o/a}`` take their first
 alternative for a filler of gender ``m``, the second for ``f``. A template without a slot names the illness itself
 and gives one case. Templates are split by template within each function (about half ``test``, a third ``train``,
-the rest ``dev``), so that no template straddles two splits.
+the rest ``dev``), so that no template straddles two splits. A template with a ``split`` of its own (templates
+written after the split was dealt, e.g. more training wordings) is not dealt: its cases come after all the others,
+so that adding one leaves every other case, its uid and its split as they were.
 
 Every filled sentence is read by the language's illness matcher (the lexicon ``lexicons/<lang>/illnesses.csv`` of
 REPO, or the bundled one): the filler's ``matched_term`` must be found inside the filler, with the filler's
@@ -107,6 +109,7 @@ class Template:
     stigma_strength: str
     note: str
     slots_allowed: tuple[str, ...]
+    split: str = ""  # pinned to this split; "": dealt by split_templates
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,8 @@ def read_templates(path: Path, lang: str, functions: dict[str, Function],
         slots = SLOT_MARK.findall(AGREEMENT_MARK.sub("", text))
         template = Template(line, row["template_id"], row["function"], text, slots[0] if slots else None,
                             row["category"], row["stigmatising"], row["dimension"], row["stigma_strength"],
-                            row["note"], tuple(form for form in row.get("slots_allowed", "").split(";") if form))
+                            row["note"], tuple(form for form in row.get("slots_allowed", "").split(";") if form),
+                            row.get("split", ""))
         found = _template_problems(template, slots, lang, functions, fillers_by_slot)
         if template.template_id in seen:
             found.append("template_id used twice")
@@ -235,6 +239,9 @@ def _template_problems(template: Template, slots: list[str], lang: str, function
         found.append("a brace that is neither a slot {name} nor an agreement marker {g:m/f}")
     if not slots and AGREEMENT_MARK.search(template.template):
         found.append("an agreement marker {g:...} without a slot to agree with")
+    if template.split not in ("", *(split for split, _ in SPLIT_SHARES)):
+        found.append(f"split must be empty or one of {', '.join(split for split, _ in SPLIT_SHARES)}, "
+                     f"not {template.split!r}")
     found += _label_problems(template, function)
     if slots and not unknown:
         candidates = fillers_of(template, fillers_by_slot)
@@ -352,32 +359,38 @@ def build_suite(root: Path, lang: str) -> list[dict[str, str]]:
     templates = read_templates(paths.templates, lang, functions, fillers_by_slot)
     by_function: dict[str, list[Template]] = defaultdict(list)
     for template in templates:
-        by_function[template.function].append(template)
-    problems = [f"{paths.templates}: function {name} has {len(rows)} template(s), fewer than the {MIN_TEMPLATES} "
-                "that a split into train, dev and test needs" for name, rows in by_function.items()
+        if not template.split:
+            by_function[template.function].append(template)
+    problems = [f"{paths.templates}: function {name} has {len(rows)} template(s) to deal, fewer than the "
+                f"{MIN_TEMPLATES} that a split into train, dev and test needs" for name, rows in by_function.items()
                 if len(rows) < MIN_TEMPLATES]
+    split_of = {template.template_id: template.split for template in templates if template.split}
+    for name in functions:
+        split_of.update(split_templates(name, [template.template_id for template in by_function[name]]))
+    # The dealt templates function by function, then the pinned ones in file order.
+    ordered = [template for name in functions for template in by_function[name]]
+    ordered += [template for template in templates if template.split]
     matcher = IllnessMatcher.from_csv(paths.lexicon)
     usage: Counter = Counter()
     cases: list[dict[str, str]] = []
     first_at: dict[str, str] = {}
-    for name, function in functions.items():
-        split_of = split_templates(name, [template.template_id for template in by_function[name]])
-        for template in by_function[name]:
-            for sentence, mention, problem in _cases_of(template, fillers_by_slot, matcher, usage, paths):
-                where = f"{paths.templates}:{template.line} ({template.template_id})"
-                key = " ".join(fold(sentence).split())
-                if problem:
-                    problems.append(f"{where}: {problem}")
-                elif key in first_at:
-                    problems.append(f"{where}: duplicate sentence {sentence!r} (also from {first_at[key]})")
-                else:
-                    first_at[key] = template.template_id
-                    cases.append({"uid": f"suite-{lang}-{len(cases) + 1:05d}", "function": name,
-                                  "kind": function.kind, "template_id": template.template_id,
-                                  "split": split_of[template.template_id], "sentence": sentence, **mention,
-                                  "category": template.category, "stigmatising": template.stigmatising,
-                                  "dimension": template.dimension, "stigma_strength": template.stigma_strength,
-                                  "note": template.note})
+    for template in ordered:
+        name, function = template.function, functions[template.function]
+        for sentence, mention, problem in _cases_of(template, fillers_by_slot, matcher, usage, paths):
+            where = f"{paths.templates}:{template.line} ({template.template_id})"
+            key = " ".join(fold(sentence).split())
+            if problem:
+                problems.append(f"{where}: {problem}")
+            elif key in first_at:
+                problems.append(f"{where}: duplicate sentence {sentence!r} (also from {first_at[key]})")
+            else:
+                first_at[key] = template.template_id
+                cases.append({"uid": f"suite-{lang}-{len(cases) + 1:05d}", "function": name,
+                              "kind": function.kind, "template_id": template.template_id,
+                              "split": split_of[template.template_id], "sentence": sentence, **mention,
+                              "category": template.category, "stigmatising": template.stigmatising,
+                              "dimension": template.dimension, "stigma_strength": template.stigma_strength,
+                              "note": template.note})
     _raise_if(problems)
     return cases
 

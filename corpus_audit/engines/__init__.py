@@ -69,8 +69,8 @@ def filter_corpus(
         return filter_corpus_ray(spec, output, matcher, segmenter, summary, list(keep_fields), engine, progress)
     prefilter = prefilter_available()
     if workers is None:
-        # By default this process pre-filters the lines while the workers take the other CPUs (one at least).
-        workers = default_workers(prefiltered=prefilter)
+        # By default this process pre-filters the lines and a worker runs on each CPU.
+        workers = default_workers()
         parallel = prefilter or workers > 1
     else:
         parallel = workers > 1

@@ -273,6 +273,34 @@ def test_a_slot_that_opens_a_sentence_is_capitalised(script, tmp_path):
     assert sentences and all(re.fullmatch(r"Honestly\. [A-Z].* scare me\.", sentence) for sentence in sentences)
 
 
+def test_a_pinned_template_keeps_its_split_and_leaves_every_other_case_as_it_was(script, tmp_path):
+    before = script.build_suite(small_root(tmp_path / "before", []), "xx")
+    header = HEADER.rstrip("\n") + ",split\n"
+    pinned = ["xx-aq27_fear-05,aq27_fear,I cross the street when I see {group}.,judgement,yes,fear,2,,,train",
+              "xx-aq27_fear-06,aq27_fear,{group} make my skin crawl.,judgement,yes,fear,2,,,dev"]
+    root = small_root(tmp_path / "after", [])
+    templates = root / "templates" / "xx" / "stigma_suite_templates.csv"
+    rows = templates.read_text(encoding="utf-8").splitlines()[1:]
+    templates.write_text(header + "\n".join([row + "," for row in rows] + pinned) + "\n", encoding="utf-8")
+    after = script.build_suite(root, "xx")
+    assert after[:len(before)] == before
+    added = after[len(before):]
+    assert [case["template_id"] for case in added] == ["xx-aq27_fear-05"] * 4 + ["xx-aq27_fear-06"] * 4
+    assert [case["split"] for case in added] == ["train"] * 4 + ["dev"] * 4
+    assert added[0]["uid"] == f"suite-xx-{len(before) + 1:05d}"
+
+
+def test_a_template_pinned_to_an_unknown_split_is_refused(script, tmp_path):
+    root = small_root(tmp_path, [])
+    templates = root / "templates" / "xx" / "stigma_suite_templates.csv"
+    rows = templates.read_text(encoding="utf-8").splitlines()
+    templates.write_text("\n".join([rows[0] + ",split"] + [row + "," for row in rows[1:]]
+                                   + ["xx-aq27_fear-05,aq27_fear,{group} unsettle me.,judgement,yes,fear,2,,,holdout"])
+                         + "\n", encoding="utf-8")
+    with pytest.raises(script.SuiteError, match=r"templates\.csv:6 .*split must be empty or one of test, train, dev"):
+        script.build_suite(root, "xx")
+
+
 @pytest.mark.parametrize("count", range(4, 31))
 def test_templates_are_split_about_half_test_a_third_train_and_dev_at_least_one(script, count):
     ids = [f"t{n}" for n in range(count)]
