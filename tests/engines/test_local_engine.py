@@ -162,3 +162,11 @@ def test_filter_imports_no_spacy_or_torch_until_needed() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "3"
+
+
+@pytest.mark.parametrize("cpus, workers", [(1, 1), (2, 2), (6, 6), (64, 8)])
+def test_the_default_starts_a_worker_on_every_cpu_and_keeps_none_for_the_prefilter(monkeypatch, cpus, workers):
+    from corpus_audit.engines import local
+
+    monkeypatch.setattr(local, "usable_cpus", lambda: cpus)
+    assert local.default_workers() == workers
