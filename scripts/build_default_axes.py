@@ -15,6 +15,7 @@ only ``templates/<lang>/stigma_labelled.csv`` or the recipe's stigma settings, `
 stigma head (the same fit as ``train_axes``) on the shipped axes and keeps every other array and measure as is:
 
     python scripts/build_default_axes.py --lang en --stigma-only
+    python scripts/build_default_axes.py --lang es --stigma-only --model e5-small   # the other Spanish axes
 """
 
 from __future__ import annotations
@@ -54,12 +55,13 @@ def find_evaluation(embedder_id: str, lang: str, folder: Path = DOCS) -> Path:
     return found[0]
 
 
-def refit_stigma(lang: str, embedding_cache: Path | None = None) -> Path:
-    """The shipped axes of ``lang`` with the default recipe's stigma head fitted again (on the labelled sentences
+def refit_stigma(lang: str, embedding_cache: Path | None = None, model: str | None = None) -> Path:
+    """The shipped axes of ``lang`` (of its default model, or of ``model``: a language may ship axes for another
+    model too) with the default recipe's stigma head fitted again (on the labelled sentences
     and the suite's train and dev cases; on the stance branch's features where the default model has one, the axes
     moved onto that model first: :func:`rebase`), and its validity record with the stigma head's held-out and suite
     measures; the SCM axes and the dimension heads do not change."""
-    model = LANGUAGES[lang].default_model
+    model = model or LANGUAGES[lang].default_model
     embedder = EmbeddingCache(load_embedder(model, lang=lang), embedding_cache)
     target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
     axes = SCMAxes.load(target)
@@ -87,8 +89,11 @@ def refit_stigma(lang: str, embedding_cache: Path | None = None) -> Path:
 
 def rebase(axes: SCMAxes, embedder, plain) -> None:
     """Move ``axes`` onto ``embedder``, the model they were trained on (``plain``) run with a stance branch:
-    checked to give ``plain``'s embeddings as its sentence view, then its views and identity recorded."""
-    axes.check_embedder(plain.model_id)
+    checked to give ``plain``'s embeddings as its sentence view, then its views and identity recorded. Axes already
+    on another branch of ``plain`` (their ``sentence_embedder_id``) move the same way."""
+    sentence_view = axes.metadata_.get("sentence_embedder_id")
+    if sentence_view is None or not same_embeddings(str(sentence_view), plain.model_id):
+        axes.check_embedder(plain.model_id)
     probe = ["People with this condition are never violent.", "I was diagnosed last year.", "ok"]
     difference = float(np.abs(embedder.encode(probe)[:, :plain.dimension] - plain.encode(probe)).max())
     if not difference <= 1e-4:
@@ -135,11 +140,16 @@ def main() -> None:
                         help="the --embedding-cache file of the evaluation: its sentences are not embedded again")
     parser.add_argument("--stigma-only", action="store_true",
                         help="refit only the stigma head of the shipped axes (and its validity measures)")
+    parser.add_argument("--model", default=None,
+                        help="with --stigma-only and one --lang: the shipped axes of this model (default: the "
+                             "language's default model), e.g. --lang es --model e5-small")
     args = parser.parse_args()
     languages = args.lang or sorted(LANGUAGES)
+    if args.model and not (args.stigma_only and len(languages) == 1):
+        parser.error("--model needs --stigma-only and exactly one --lang")
     if args.stigma_only:
         for lang in languages:
-            print(f"wrote {refit_stigma(lang, args.embedding_cache if len(languages) == 1 else None)}")
+            print(f"wrote {refit_stigma(lang, args.embedding_cache if len(languages) == 1 else None, args.model)}")
         return
     if (args.evaluation or args.embedding_cache) and len(languages) != 1:
         parser.error("--evaluation and --embedding-cache need exactly one --lang")
