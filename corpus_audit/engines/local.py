@@ -32,7 +32,7 @@ def default_workers() -> int:
     """One worker per CPU this process may use, at most ``MAX_AUTO_WORKERS``.
 
     No CPU is kept for this process's pre-filter: it costs about a tenth of a worker's CPU time per megabyte, and on
-    2 CPUs two workers beside it filter 200 MB 1.4x faster than one (docs/performance.md)."""
+    2 CPUs two workers beside it filter 200 MB 1.4-1.5x faster than one (docs/performance.md)."""
     return max(1, min(usable_cpus(), MAX_AUTO_WORKERS))
 
 
