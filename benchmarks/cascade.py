@@ -13,11 +13,16 @@ What the cascade keeps, against the full path on the same corpus:
 * the statistics: each mental - physical difference (warmth and competence, all sentences and judgements; the
   nine AQ-27 dimension scores) and each BIAS-map share and difference (aq27.csv), whether the cascade's estimate lies
   in the full path's 95 % interval, and how much wider the cascade's interval is;
+* the same estimates over ``--draws`` random samples (default 200): the full path's sentences, the cascade's band
+  (its rows of design weight 1) and a fresh Bernoulli sample at the share each time, the point estimate of the
+  weighted design the audit uses (band and sample, post-stratified weights) and of the sample alone, and the share
+  of draws that land in the full path's 95 % interval: what one run's count of estimates inside says by chance;
 * on the labelled held-out real sentences of each language (never trained on): the cascade run over them as a
   corpus (triage band and random sample, the same threshold and share), recall of the stigmatising ones at the
   decision point 0.5 as a share of the full path's, and the AUC of both.
 
-    python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--json bench-out/cascade.json]
+    python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--draws 200]
+        [--json bench-out/cascade.json]
 """
 
 from __future__ import annotations
@@ -115,6 +120,59 @@ def intervals(full: Path, cascade: Path) -> dict:
             "rows": rows}
 
 
+def design_draws(full: Path, cascade: Path, share: float, draws: int, seed: int = 0) -> list[dict]:
+    """For each distinct estimate of :func:`intervals`, the share of ``draws`` fresh random samples whose estimate
+    lands in the full path's 95 % interval: the audit's weighted design (band and sample) and the sample alone."""
+    from corpus_audit.stigma.bias_map import load_bias_map
+    from corpus_audit.stigma.judgement import DIMENSION_COLUMNS
+    from corpus_audit.stigma.quadrants import quadrant_index, region_quadrants
+    from corpus_audit.stigma.stats import weighted_mean
+
+    sentences = pd.read_parquet(full / "sentences.parquet")
+    weights = pd.read_parquet(cascade / "sentences.parquet", columns=["sentence", "design_weight"])
+    assert sentences["sentence"].tolist() == weights["sentence"].tolist()
+    band = weights["design_weight"].eq(1.0).to_numpy()
+    summary = json.loads((full / "summary.json").read_text())["analysis"]
+    groups = [sentences["illness_type"].isin([kind, "both"]).to_numpy() for kind in ("mental", "physical")]
+    judged = sentences["category"].eq("judgement").to_numpy()
+    everything = np.ones(len(sentences), dtype=bool)
+    # (name, per-sentence values, rows it reads, measure: "difference" or a group's share, full interval)
+    estimates = []
+    for part, rows in (("all", everything), ("judgements", judged)):
+        table = summary if part == "all" else summary["judgement"]["judgements"]
+        for score in ("warmth", "competence"):
+            estimates.append((f"{part}: {score} mental - physical", sentences[score].to_numpy(dtype=float), rows,
+                              "difference", table["comparisons"][score]["mean_difference_ci"]))
+    for row in summary["judgement"]["dimensions"]:
+        estimates.append((f"AQ-27 direct: {row['dimension']} difference",
+                          sentences[DIMENSION_COLUMNS[row["dimension"]]].to_numpy(dtype=float), judged, "difference",
+                          [row["difference_ci_low"], row["difference_ci_high"]]))
+    quadrants = quadrant_index(sentences["warmth"].to_numpy(dtype=float), sentences["competence"].to_numpy(dtype=float))
+    aq27 = pd.read_csv(full / "aq27.csv").set_index("dimension")
+    seen = {}
+    for dimension in load_bias_map():
+        region = tuple(np.flatnonzero(region_quadrants(dimension.warmth, dimension.score_competence)))
+        seen.setdefault(region, dimension.dimension)  # dimensions sharing a region share every number
+    for region, name in seen.items():
+        inside_region = np.isin(quadrants, region).astype(float)
+        for measure in ("share_mental", "share_physical", "difference"):
+            estimates.append((f"BIAS map region of {name}: {measure}", inside_region, everything, measure,
+                              [aq27.loc[name, f"{measure}_ci_low"], aq27.loc[name, f"{measure}_ci_high"]]))
+    rng = np.random.default_rng(seed)
+    hits = np.zeros((len(estimates), 2))
+    for _ in range(draws):
+        sample = rng.random(len(sentences)) < share
+        outside = (~band).sum() / max(int((sample & ~band).sum()), 1)
+        designs = ((band | sample, np.where(band, 1.0, outside)), (sample, np.ones(len(sentences))))
+        for i, (_, values, rows, measure, (low, high)) in enumerate(estimates):
+            for j, (read, weight) in enumerate(designs):
+                means = [weighted_mean(values[read & rows & group], weight[read & rows & group]) for group in groups]
+                value = {"share_mental": means[0], "share_physical": means[1]}.get(measure, means[0] - means[1])
+                hits[i, j] += low <= value <= high
+    return [{"estimate": name, "weighted_design_inside": hits[i, 0] / draws, "sample_alone_inside": hits[i, 1] / draws}
+            for i, (name, *_) in enumerate(estimates)]
+
+
 def heldout(lang: str, share: float, seed: int = 0) -> dict:
     """The cascade over the labelled held-out real sentences of ``lang``, against the full path."""
     from sklearn.metrics import roc_auc_score
@@ -148,6 +206,8 @@ def main() -> None:
     parser.add_argument("--shared", type=Path, required=True, help="the shared corpora folder")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--share", type=float, default=0.1, help="--cascade-sample")
+    parser.add_argument("--draws", type=int, default=200, help="random samples drawn again over the full path's "
+                        "sentences (0: none)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     corpus = [str(args.shared / name) for name in CORPORA]
@@ -170,9 +230,16 @@ def main() -> None:
         "cascade_speed_up": best["full"] / best["cascade"],
         "top_1_percent": top_overlap(folder / "full", folder / "cascade"),
         "statistics": intervals(folder / "full", folder / "cascade"),
+        "statistics_over_draws": design_draws(folder / "full", folder / "cascade", args.share, args.draws),
         "heldout": {lang: heldout(lang, args.share) for lang in ("en", "es")},
     }
-    print(json.dumps({key: value for key, value in result.items() if key != "statistics"}, indent=1))
+    print(json.dumps({key: value for key, value in result.items()
+                      if key not in ("statistics", "statistics_over_draws")}, indent=1))
+    if args.draws:
+        print(f"over {args.draws} fresh random samples at share {args.share}: share of draws inside the full path's "
+              "95% interval, the audit's weighted design / the sample alone")
+        for row in result["statistics_over_draws"]:
+            print(f"  {row['estimate']:48s} {row['weighted_design_inside']:.2f} / {row['sample_alone_inside']:.2f}")
     stats = result["statistics"]
     print(f"statistics: {stats['inside_full_ci']} of {stats['estimates']} cascade estimates inside the full path's "
           f"95% interval; median interval width ratio {stats['median_width_ratio']:.2f}")

@@ -17,6 +17,11 @@ Conventions:
 * **Small groups never raise.** Every result reports its ``n``; a group smaller than ``MIN_GROUP_SIZE``
   adds a warning string to the result; a group with 0 or 1 sentences gives NaN test statistics,
   p-values and confidence intervals (descriptive shares and means stay defined from one sentence on).
+* **Weighted rows.** After a cascade (score/cascade.py) the table holds the sentences the encoder read, with
+  ``design_weight`` (how many kept sentences each stands for) and ``in_sample`` (the random sample). Every mean,
+  median and share is then weighted and its interval a stratified bootstrap (stigma/stats/weighted.py); the rank
+  and energy tests and Fisher's test read the random sample alone; every ``n`` counts rows. Without the column
+  every row weighs 1 and nothing changes.
 * ``to_dict()`` returns plain Python (NaN and infinities become ``None``), so ``json.dumps(...,
   allow_nan=False)`` accepts it.
 
@@ -36,24 +41,57 @@ from scipy import stats
 
 from corpus_audit.common.jsonable import jsonable
 from corpus_audit.corpus.dominance import dominant_illnesses
+from corpus_audit.score.cascade import DESIGN_WEIGHT_COLUMN, IN_SAMPLE_COLUMN
 from corpus_audit.stigma.bias_map import BiasDimension, load_bias_map
 from corpus_audit.stigma.judgement import (CATEGORIES, CATEGORY_COLUMN, DIMENSION_COLUMNS, JUDGEMENT,
                                            STRENGTH_COLUMN, TOP_DIMENSION_COLUMN)
 from corpus_audit.stigma.quadrants import (GROUPS, ILLNESS_TYPES, QUADRANTS, explode_illnesses, group_masks,
                                            quadrant_index, region_quadrants, require_columns, scored_rows)
-from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, compare_groups, holm, mean_ci,
-                                       percentile_ci, size_warnings, two_sample_2d)
+from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparison, bootstrap_weighted_counts,
+                                       compare_groups, compare_weighted_groups, holm, mean_ci, percentile_ci,
+                                       size_warnings, two_sample_2d, weighted_mean, weighted_mean_ci)
+
+
+def _weights(df: pd.DataFrame) -> np.ndarray | None:
+    """The rows' design weights after a cascade, else None (every row weighs 1)."""
+    return df[DESIGN_WEIGHT_COLUMN].to_numpy(dtype=float) if DESIGN_WEIGHT_COLUMN in df else None
+
+
+def _tested(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the tests read: after a cascade its random sample, else every row."""
+    return df[df[IN_SAMPLE_COLUMN].to_numpy(dtype=bool)] if DESIGN_WEIGHT_COLUMN in df else df
+
+
+def _mean(values: pd.Series, weights: np.ndarray | None) -> float:
+    return weighted_mean(values.to_numpy(dtype=float), weights) if weights is not None else float(values.mean())
+
+
+def _share(hits: pd.Series, weights: np.ndarray | None) -> float:
+    """The (weighted) share of True in ``hits``; NaN when empty."""
+    if not len(hits):
+        return float("nan")
+    return _mean(hits.astype(float), weights)
+
+
+def _compare(a: pd.DataFrame, b: pd.DataFrame, column: str, seed: int) -> GroupComparison:
+    """compare_groups of ``column`` between two row sets, weighted after a cascade."""
+    weights_a, weights_b = _weights(a), _weights(b)
+    if weights_a is None or weights_b is None:
+        return compare_groups(a[column], b[column], seed=seed)
+    return compare_weighted_groups(a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float), weights_a,
+                                   weights_b, a[IN_SAMPLE_COLUMN].to_numpy(dtype=bool),
+                                   b[IN_SAMPLE_COLUMN].to_numpy(dtype=bool), seed=seed)
 
 
 def _quadrant_counts(df: pd.DataFrame) -> np.ndarray:
-    """Counts per quadrant (order QUADRANTS) of the already scored rows of ``df``."""
+    """Counts per quadrant (order QUADRANTS) of the already scored rows of ``df``, weighted after a cascade."""
     index = quadrant_index(df["warmth"].to_numpy(dtype=float), df["competence"].to_numpy(dtype=float))
-    return np.bincount(index, minlength=len(QUADRANTS))
+    return np.bincount(index, weights=_weights(df), minlength=len(QUADRANTS))
 
 
-def _shares_row(group: str, counts: np.ndarray, label: str) -> dict[str, Any]:
-    n = int(counts.sum())
-    shares = counts / n if n else np.full(len(QUADRANTS), np.nan)
+def _shares_row(group: str, part: pd.DataFrame, label: str) -> dict[str, Any]:
+    n, counts = len(part), _quadrant_counts(part)
+    shares = counts / counts.sum() if n else np.full(len(QUADRANTS), np.nan)
     return {"group": group, "n": n, **dict(zip(QUADRANTS, shares.tolist())),
             "warning": "; ".join(size_warnings(label, n))}
 
@@ -71,11 +109,11 @@ def quadrant_shares(df: pd.DataFrame, by: str = "illness_type") -> pd.DataFrame:
     scored = scored_rows(df)
     if by == "illness_type":
         masks = group_masks(scored)
-        rows = [_shares_row(group, _quadrant_counts(scored[masks[group]]), group) for group in GROUPS]
+        rows = [_shares_row(group, scored[masks[group]], group) for group in GROUPS]
     elif by == "illnesses":
         require_columns(scored, ("illnesses",))
         exploded = explode_illnesses(scored, "illnesses")
-        rows = [_shares_row(str(illness), _quadrant_counts(part), str(illness))
+        rows = [_shares_row(str(illness), part, str(illness))
                 for illness, part in exploded.groupby("illnesses", sort=True)]
         rows.sort(key=lambda row: -row["n"])
     else:
@@ -83,22 +121,26 @@ def quadrant_shares(df: pd.DataFrame, by: str = "illness_type") -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["group", "n", *QUADRANTS, "warning"])
 
 
-def _region_stats(counts: dict[str, np.ndarray], boot: dict[str, np.ndarray], selector: np.ndarray) -> dict[str, float]:
-    """Shares, CIs and Fisher p of one region for the mental and physical groups."""
+def _region_stats(counts: dict[str, np.ndarray], boot: dict[str, np.ndarray], tested: dict[str, np.ndarray],
+                  rows: dict[str, int], selector: np.ndarray) -> dict[str, float]:
+    """Shares, CIs and Fisher p of one region for the mental and physical groups: ``counts`` and ``boot`` (its
+    replicates) per quadrant, weighted after a cascade; ``tested``: the quadrant counts of the rows the test reads;
+    ``rows``: the rows of each group."""
     nan = float("nan")
-    n = {group: int(counts[group].sum()) for group in GROUPS}
-    k = {group: int(counts[group][selector].sum()) for group in GROUPS}
-    share = {group: k[group] / n[group] if n[group] else nan for group in GROUPS}
+    n = {group: float(counts[group].sum()) for group in GROUPS}
+    share = {group: float(counts[group][selector].sum()) / n[group] if n[group] else nan for group in GROUPS}
     out: dict[str, float] = {"share_mental": share["mental"], "share_physical": share["physical"],
                              "difference": share["mental"] - share["physical"]}
-    testable = all(n[group] >= 2 for group in GROUPS)
-    boot_share = {group: boot[group][:, selector].sum(axis=1) / max(n[group], 1) for group in GROUPS}
+    testable = all(rows[group] >= 2 for group in GROUPS)
+    boot_share = {group: boot[group][:, selector].sum(axis=1) / (n[group] or 1.0) for group in GROUPS}
     for name, samples in (("share_mental", boot_share["mental"]), ("share_physical", boot_share["physical"]),
                           ("difference", boot_share["mental"] - boot_share["physical"])):
         low, high = percentile_ci(samples) if testable else (nan, nan)
         out[f"{name}_ci_low"], out[f"{name}_ci_high"] = float(low), float(high)
-    table = [[k["mental"], n["mental"] - k["mental"]], [k["physical"], n["physical"] - k["physical"]]]
-    out["p_value"] = float(stats.fisher_exact(table).pvalue) if testable else nan
+    k = {group: int(tested[group][selector].sum()) for group in GROUPS}
+    m = {group: int(tested[group].sum()) for group in GROUPS}
+    table = [[k["mental"], m["mental"] - k["mental"]], [k["physical"], m["physical"] - k["physical"]]]
+    out["p_value"] = float(stats.fisher_exact(table).pvalue) if all(m[group] >= 2 for group in GROUPS) else nan
     return out
 
 
@@ -114,30 +156,39 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     region of ``any_or_low``/``any_or_high`` dimensions (NaN for the others; Holm over the strict rows);
     and ``warning``.
 
-    The bootstrap resamples sentences with replacement within each group, independently. Every region is a
-    union of quadrants, so a resample is summarised exactly by its quadrant counts, which are drawn from
-    the multinomial of the observed quadrant shares (same distribution, cost independent of n); all
-    dimensions share the same replicates.
+    The bootstrap resamples sentences with replacement within each group, independently (after a cascade within
+    each stratum of the design too). Every region is a union of quadrants, so a resample is summarised exactly by
+    its quadrant counts, which are drawn from the multinomial of the observed quadrant shares (same distribution,
+    cost independent of n); all dimensions share the same replicates.
     """
     dimensions = list(bias_map) if bias_map is not None else load_bias_map()
     scored = scored_rows(df)
     masks = group_masks(scored)
-    counts = {group: _quadrant_counts(scored[masks[group]]) for group in GROUPS}
+    parts = {group: scored[masks[group]] for group in GROUPS}
+    counts = {group: _quadrant_counts(parts[group]) for group in GROUPS}
+    tested = {group: np.bincount(quadrant_index(_tested(part)["warmth"].to_numpy(dtype=float),
+                                                _tested(part)["competence"].to_numpy(dtype=float)),
+                                 minlength=len(QUADRANTS)) for group, part in parts.items()}
+    rows_of = {group: len(part) for group, part in parts.items()}
     rng = np.random.default_rng(seed)
     boot = {}
-    for group in GROUPS:
-        n = int(counts[group].sum())
+    for group, part in parts.items():
+        weights = _weights(part)
+        if weights is not None:
+            index = quadrant_index(part["warmth"].to_numpy(dtype=float), part["competence"].to_numpy(dtype=float))
+            boot[group] = bootstrap_weighted_counts(index, weights, len(QUADRANTS), n_boot, rng)
+            continue
+        n = rows_of[group]
         # An empty group draws zero sentences; any valid probability vector does (its CIs are NaN anyway).
         probabilities = counts[group] / n if n else np.full(len(QUADRANTS), 1.0 / len(QUADRANTS))
         boot[group] = rng.multinomial(n, probabilities, size=n_boot)
-    warning = "; ".join(size_warnings("mental", int(counts["mental"].sum()))
-                        + size_warnings("physical", int(counts["physical"].sum())))
+    warning = "; ".join(size_warnings("mental", rows_of["mental"]) + size_warnings("physical", rows_of["physical"]))
     rows = []
     for dim in dimensions:
         row: dict[str, Any] = {"dimension": dim.dimension, "warmth": dim.warmth, "competence": dim.competence,
-                               "n_mental": int(counts["mental"].sum()), "n_physical": int(counts["physical"].sum())}
-        lenient = _region_stats(counts, boot, region_quadrants(dim.warmth, dim.score_competence))
-        strict = (_region_stats(counts, boot, region_quadrants(dim.warmth, dim.strict_competence))
+                               "n_mental": rows_of["mental"], "n_physical": rows_of["physical"]}
+        lenient = _region_stats(counts, boot, tested, rows_of, region_quadrants(dim.warmth, dim.score_competence))
+        strict = (_region_stats(counts, boot, tested, rows_of, region_quadrants(dim.warmth, dim.strict_competence))
                   if dim.strict_competence else dict.fromkeys(lenient, float("nan")))
         row.update(lenient)
         row.update({f"strict_{key}": value for key, value in strict.items()})
@@ -156,10 +207,10 @@ def category_shares(df: pd.DataFrame) -> pd.DataFrame:
     masks = group_masks(scored)
     rows = []
     for group in GROUPS:
-        labels = scored.loc[masks[group], CATEGORY_COLUMN]
-        n = int(labels.notna().sum())
-        rows.append({"group": group, "n": n, **{category: float((labels == category).sum() / n) if n else np.nan
-                                                for category in CATEGORIES}})
+        part = scored[masks[group] & scored[CATEGORY_COLUMN].notna().to_numpy()]
+        labels, weights = part[CATEGORY_COLUMN], _weights(part)
+        rows.append({"group": group, "n": len(part),
+                     **{category: _share(labels == category, weights) for category in CATEGORIES}})
     return pd.DataFrame(rows, columns=["group", "n", *CATEGORIES])
 
 
@@ -169,18 +220,17 @@ def dimension_scores(judgements: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
     Mann-Whitney p (Holm over the nine), and the share of each group's judgements whose top dimension it is."""
     masks = group_masks(judgements)
     rows = []
+    parts = {group: judgements[masks[group]] for group in GROUPS}
     for dimension, column in DIMENSION_COLUMNS.items():
-        groups = {group: judgements.loc[masks[group], column] for group in GROUPS}
-        comparison = compare_groups(groups["mental"], groups["physical"], seed=seed)
-        tops = {group: judgements.loc[masks[group], TOP_DIMENSION_COLUMN] for group in GROUPS}
+        comparison = _compare(parts["mental"], parts["physical"], column, seed)
         rows.append({"dimension": dimension, "n_mental": comparison.n_a, "n_physical": comparison.n_b,
                      "mean_mental": comparison.mean_a, "mean_physical": comparison.mean_b,
                      "difference": comparison.mean_difference,
                      "difference_ci_low": comparison.mean_difference_ci[0],
                      "difference_ci_high": comparison.mean_difference_ci[1],
                      "p_value": comparison.mann_whitney_p,
-                     **{f"top_share_{group}": float((tops[group] == dimension).mean()) if len(tops[group]) else np.nan
-                        for group in GROUPS}})
+                     **{f"top_share_{group}": _share(part[TOP_DIMENSION_COLUMN] == dimension, _weights(part))
+                        for group, part in parts.items()}})
     table = pd.DataFrame(rows)
     table.insert(table.columns.get_loc("p_value") + 1, "p_holm", holm(table["p_value"]))
     return table
@@ -207,16 +257,21 @@ def by_group(df: pd.DataFrame, field: str, max_groups: int = 20) -> pd.DataFrame
             if rows_of.empty:
                 continue
             row: dict[str, Any] = {"group": value, "illness_type": group, "n": len(rows_of)}
+            weights = _weights(rows_of)
             if judged:
-                judgements = rows_of[rows_of[CATEGORY_COLUMN] == JUDGEMENT]
-                row.update({"n_judgements": len(judgements), "judgement_share": len(judgements) / len(rows_of),
-                            "mean_judgement_strength": float(rows_of[STRENGTH_COLUMN].mean())})
+                judging = rows_of[CATEGORY_COLUMN] == JUDGEMENT
+                judgements = rows_of[judging]
+                row.update({"n_judgements": len(judgements), "judgement_share": _share(judging, weights),
+                            "mean_judgement_strength": _mean(rows_of[STRENGTH_COLUMN], weights)})
             else:
                 judgements = rows_of
+            judgement_weights = _weights(judgements)
             for score in ("warmth", "competence"):
                 values_of = judgements[score].to_numpy(dtype=float)
-                row[f"{score}_mean"] = float(values_of.mean()) if values_of.size else np.nan
-                low, high = mean_ci(values_of) if values_of.size >= 2 else (np.nan, np.nan)
+                row[f"{score}_mean"] = _mean(judgements[score], judgement_weights) if values_of.size else np.nan
+                low, high = ((mean_ci(values_of) if judgement_weights is None
+                              else weighted_mean_ci(values_of, judgement_weights))
+                             if values_of.size >= 2 else (np.nan, np.nan))
                 row[f"{score}_ci_low"], row[f"{score}_ci_high"] = low, high
             rows.append(row)
     table = pd.DataFrame(rows)
@@ -273,10 +328,9 @@ def _group_analysis(scored: pd.DataFrame, bias_map: Sequence[BiasDimension] | No
     n_by_type = {kind: int(types.isin([kind]).sum()) for kind in ILLNESS_TYPES}
     masks = group_masks(scored)
     mental, physical = scored[masks["mental"]], scored[masks["physical"]]
-    comparisons = {score: compare_groups(mental[score], physical[score], seed=seed)
-                   for score in ("warmth", "competence")}
-    joint = two_sample_2d(mental[["warmth", "competence"]].to_numpy(dtype=float),
-                          physical[["warmth", "competence"]].to_numpy(dtype=float), seed=seed)
+    comparisons = {score: _compare(mental, physical, score, seed) for score in ("warmth", "competence")}
+    joint = two_sample_2d(_tested(mental)[["warmth", "competence"]].to_numpy(dtype=float),
+                          _tested(physical)[["warmth", "competence"]].to_numpy(dtype=float), seed=seed)
     by_illness = quadrant_shares(scored, by="illnesses")
     warnings += comparisons["warmth"].warnings
     small = by_illness.loc[by_illness["warning"] != "", "group"].tolist()

@@ -42,6 +42,7 @@ from corpus_audit.audit import analysis  # noqa: E402
 from corpus_audit.audit.folder import FIGURE_FORMATS, FIGURES, AuditFolder  # noqa: E402
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
 from corpus_audit.common.resources import usable_cpus  # noqa: E402
+from corpus_audit.score.cascade import DESIGN_WEIGHT_COLUMN  # noqa: E402
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, group_masks, scored_rows  # noqa: E402
 
 #: Colour per group (the seed paper's Figure 3: mental red, physical blue); "both"-only illnesses purple.
@@ -79,6 +80,18 @@ def _group_points(df: pd.DataFrame) -> dict[str, np.ndarray]:
     return {group: xy[masks[group]] for group in GROUPS}
 
 
+def _weights_of(df: pd.DataFrame) -> np.ndarray | None:
+    """The rows' design weights after a cascade (analysis reads them too), else None."""
+    return df[DESIGN_WEIGHT_COLUMN].to_numpy(dtype=float) if DESIGN_WEIGHT_COLUMN in df else None
+
+
+def _group_weights(df: pd.DataFrame) -> dict[str, np.ndarray | None]:
+    """The design weights of :func:`_group_points`' rows, or None per group without a cascade."""
+    scored = scored_rows(df)
+    masks, weights = group_masks(scored), _weights_of(scored)
+    return {group: None if weights is None else weights[masks[group]] for group in GROUPS}
+
+
 def _limits(points: Iterable[np.ndarray]) -> tuple[float, float]:
     """Common axis limits: [-1, 1], widened (with 5% padding) only if some score lies outside it."""
     arrays = [p for p in points if p.size]
@@ -92,8 +105,10 @@ def _limits(points: Iterable[np.ndarray]) -> tuple[float, float]:
     return low, high
 
 
-def _kde_grid(points: np.ndarray, limits: tuple[float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """KDE of ``points`` (n, 2) on a square grid over ``limits``, or None when no KDE can be fitted.
+def _kde_grid(points: np.ndarray, limits: tuple[float, float],
+              weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """KDE of ``points`` (n, 2), each weighing ``weights`` (None: equal), on a square grid over ``limits``, or None
+    when no KDE can be fitted.
 
     None for fewer than MIN_KDE_POINTS points or a singular covariance (identical or collinear points):
     ``gaussian_kde`` raises there (LinAlgError) or returns NaN/inf, and a density would be meaningless.
@@ -101,9 +116,10 @@ def _kde_grid(points: np.ndarray, limits: tuple[float, float]) -> tuple[np.ndarr
     if len(points) < MIN_KDE_POINTS:
         return None
     if len(points) > MAX_KDE_POINTS:
-        points = points[np.random.default_rng(0).choice(len(points), MAX_KDE_POINTS, replace=False)]
+        keep = np.random.default_rng(0).choice(len(points), MAX_KDE_POINTS, replace=False)
+        points, weights = points[keep], None if weights is None else weights[keep]
     try:
-        kde = stats.gaussian_kde(points.T)
+        kde = stats.gaussian_kde(points.T, weights=weights)
     except (np.linalg.LinAlgError, ValueError):
         return None
     axis = np.linspace(limits[0], limits[1], GRID_SIZE)
@@ -124,13 +140,14 @@ def _hdr_levels(density: np.ndarray) -> np.ndarray:
 
 
 def _draw_group(ax: Axes, points: np.ndarray, color: str, limits: tuple[float, float], *,
-                marker_size: float = 4.0) -> bool:
-    """Scatter ``points`` lightly and overlay KDE contours; True if the contours could be drawn."""
+                marker_size: float = 4.0, weights: np.ndarray | None = None) -> bool:
+    """Scatter ``points`` lightly and overlay KDE contours (of the points weighing ``weights``, None: equal); True
+    if the contours could be drawn."""
     if len(points):
         # Light and small: the raw scores stay visible without hiding the contours (or the other group).
         ax.scatter(points[:, 0], points[:, 1], s=marker_size, color=color, alpha=0.15, linewidths=0,
                    rasterized=len(points) > 2000)  # rasterise big scatters: SVGs stay small
-    grid = _kde_grid(points, limits)
+    grid = _kde_grid(points, limits, weights)
     if grid is None:
         return False
     gx, gy, density = grid
@@ -172,13 +189,13 @@ def density_figure(df: pd.DataFrame, *, title: str | None = None) -> Figure:
     mass. Groups too small or degenerate for a KDE are drawn as a scatter only, noted in the legend.
     ``df`` needs ``illness_type``, ``warmth`` and ``competence``; "both" sentences are in both groups.
     """
-    points = _group_points(df)
+    points, weights = _group_points(df), _group_weights(df)
     limits = _limits(points.values())
     fig, ax = plt.subplots(figsize=(6.0, 6.4))
     handles = []
     for group in GROUPS:
         color = COLORS[group]
-        has_kde = _draw_group(ax, points[group], color, limits)
+        has_kde = _draw_group(ax, points[group], color, limits, weights=weights[group])
         n = len(points[group])
         label = f"{group} (n={n:,})" + ("" if has_kde else ", too few/degenerate for density: points only")
         # Proxy handles: contour sets have no legend entry of their own, and an empty group has no artist.
@@ -216,8 +233,10 @@ def comparison_figure(a: pd.DataFrame, b: pd.DataFrame, labels: tuple[str, str])
     return fig
 
 
-def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Per illness: its (warmth, competence) points and its type (for the colour).
+def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, str],
+                                                dict[str, np.ndarray | None]]:
+    """Per illness: its (warmth, competence) points, its type (for the colour) and the points' design weights
+    (None without a cascade).
 
     An illness's type is the most common non-"both" ``illness_type`` of its sentences (a "both" sentence
     says nothing about which of its illnesses is the mental one); "both" if it only occurs in such sentences.
@@ -226,13 +245,14 @@ def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, 
     exploded = explode_illnesses(scored, "illnesses")
     points: dict[str, np.ndarray] = {}
     kinds: dict[str, str] = {}
+    weights: dict[str, np.ndarray | None] = {}
     for illness, part in exploded.groupby("illnesses", sort=True):
         name = str(illness)
-        points[name] = part[["warmth", "competence"]].to_numpy(dtype=float)
+        points[name], weights[name] = part[["warmth", "competence"]].to_numpy(dtype=float), _weights_of(part)
         types = part["illness_type"][part["illness_type"].isin(GROUPS)]
         kinds[name] = str(types.mode().iloc[0]) if len(types) else (
             "both" if (part["illness_type"] == "both").any() else "unknown")
-    return points, kinds
+    return points, kinds, weights
 
 
 def small_multiples_figure(df: pd.DataFrame, max_illnesses: int = 12, *, ncols: int = 4) -> Figure:
@@ -243,7 +263,7 @@ def small_multiples_figure(df: pd.DataFrame, max_illnesses: int = 12, *, ncols: 
     """
     order = analysis.quadrant_shares(df, by="illnesses")
     names = [str(name) for name in order["group"].head(max(0, max_illnesses))]
-    points, kinds = _illness_points(df)
+    points, kinds, weights = _illness_points(df)
     if not names:
         fig = plt.figure(figsize=(4, 2))
         fig.text(0.5, 0.5, "no scored illness mentions", ha="center", va="center")
@@ -256,7 +276,7 @@ def small_multiples_figure(df: pd.DataFrame, max_illnesses: int = 12, *, ncols: 
     flat = axes.ravel()
     for ax, name in zip(flat, names):
         kind = kinds.get(name, "unknown")
-        has_kde = _draw_group(ax, points[name], COLORS[kind], limits, marker_size=3.0)
+        has_kde = _draw_group(ax, points[name], COLORS[kind], limits, marker_size=3.0, weights=weights[name])
         _decorate_plane(ax, limits, corner_labels=False)
         # A long illness name would run into the next panel's title: the counts go to a second line.
         counts = f"({kind}, n={len(points[name]):,})"
@@ -454,7 +474,7 @@ def replot(folder: AuditFolder, strict: bool = False, log: Callable[[str], None]
     """Rebuild every figure from ``sentences.parquet`` in each of ``formats``, with the analysis recomputed with the
     audit's seed and its own BIAS map (as ``aq27.csv`` records it); return the paths. ``strict`` and ``log``: see
     :meth:`AuditFolder.read_sentences`."""
-    sentences, summary = folder.read_statistics_sentences(strict, log), folder.read_summary()
+    sentences, summary = folder.read_statistics_sentences(strict, log, weighted=True), folder.read_summary()
     analyse_and_write_figures(sentences, lambda: analysis.analyse(sentences, bias_map=folder.read_bias_map(),
                                                                   seed=summary.seed), folder, formats)
     return [folder.figure(stem, fmt) for stem in FIGURES for fmt in formats]

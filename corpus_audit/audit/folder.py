@@ -17,7 +17,7 @@ import numpy as np
 from corpus_audit.audit.results import AnalysisSummary, ResultsError
 from corpus_audit.common.errors import UserError
 from corpus_audit.common.log import to_stderr
-from corpus_audit.score.cascade import IN_SAMPLE_COLUMN, CascadeRecord
+from corpus_audit.score.cascade import DESIGN_WEIGHT_COLUMN, IN_SAMPLE_COLUMN, CascadeRecord
 from corpus_audit.stigma.bias_map import BiasDimension
 from corpus_audit.stigma.quadrants import ILLNESS_TYPES, quadrant_of
 
@@ -159,9 +159,16 @@ class AuditSummary:
                    package_version=data.get("package_version", "?"), seconds=data.get("seconds") or {})
 
 
-def statistics_rows(sentences: pd.DataFrame) -> pd.DataFrame:
-    """The rows of an audit's sentences that its statistics read: after a cascade its random sample, else all."""
-    return sentences[sentences[IN_SAMPLE_COLUMN].astype(bool)] if IN_SAMPLE_COLUMN in sentences else sentences
+def statistics_rows(sentences: pd.DataFrame, weighted: bool = False) -> pd.DataFrame:
+    """The rows of an audit's sentences that statistics read: every row, or after a cascade (score/cascade.py; its
+    band is chosen by the triage and would bias an unweighted statistic) its random sample, or with ``weighted``
+    every row the encoder read with its ``design_weight``, which the audit's own analysis weighs (audits that
+    predate the column: the random sample)."""
+    if IN_SAMPLE_COLUMN not in sentences:
+        return sentences
+    if weighted and DESIGN_WEIGHT_COLUMN in sentences:
+        return sentences[np.isfinite(sentences[DESIGN_WEIGHT_COLUMN].to_numpy(dtype=float))]
+    return sentences[sentences[IN_SAMPLE_COLUMN].astype(bool)].drop(columns=DESIGN_WEIGHT_COLUMN, errors="ignore")
 
 
 class AuditFolder:
@@ -219,11 +226,11 @@ class AuditFolder:
     def read_filter_summary(self) -> dict[str, Any]:
         return json.loads(self.filtered_summary.read_text(encoding="utf-8"))
 
-    def read_statistics_sentences(self, strict: bool = False,
-                                  log: Callable[[str], None] | None = None) -> pd.DataFrame:
-        """The rows of :meth:`read_sentences` that the statistics read: after a cascade its random sample
-        (score/cascade.py; the band is chosen by the triage and would bias them), else every row."""
-        return statistics_rows(self.read_sentences(strict, log))
+    def read_statistics_sentences(self, strict: bool = False, log: Callable[[str], None] | None = None,
+                                  weighted: bool = False) -> pd.DataFrame:
+        """The rows of :meth:`read_sentences` that statistics read (:func:`statistics_rows`): after a cascade its
+        random sample, or with ``weighted`` every sentence the encoder read, weighted."""
+        return statistics_rows(self.read_sentences(strict, log), weighted)
 
     def read_sentences(self, strict: bool = False, log: Callable[[str], None] | None = None) -> pd.DataFrame:
         """``sentences.parquet``, checked.

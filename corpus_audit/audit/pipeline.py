@@ -169,8 +169,8 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
 def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.score_parts import ScoreParts
     from corpus_audit.corpus.select import mask_mentions, select_sentences
-    from corpus_audit.score.cascade import (ENCODER, IN_SAMPLE_COLUMN, SCORED_BY_COLUMN, TRIAGE,
-                                            TriageCalibration, cascade_runs, plan_cascade)
+    from corpus_audit.score.cascade import (DESIGN_WEIGHT_COLUMN, ENCODER, IN_SAMPLE_COLUMN, SCORED_BY_COLUMN,
+                                            TRIAGE, TriageCalibration, cascade_runs, plan_cascade)
     from corpus_audit.score.scorer import add_score_columns, prepare_text
 
     options, folder = run.options, run.folder
@@ -206,6 +206,7 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     if plan is not None:
         frame[SCORED_BY_COLUMN] = np.where(plan.encoded, ENCODER, TRIAGE)
         frame[IN_SAMPLE_COLUMN] = plan.sample
+        frame[DESIGN_WEIGHT_COLUMN] = plan.design_weights
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
     record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms,
@@ -239,9 +240,9 @@ def _run_report(run: AuditRun, depends_on: dict[str, Any]) -> None:
     options, folder = run.options, run.folder
     started = time.perf_counter()
     sentences = pd.read_parquet(folder.sentences)
-    # After a cascade the statistics and figures read its random sample alone (the band is chosen by the triage,
-    # so it would bias them); the documents read every sentence.
-    sample = statistics_rows(sentences)
+    # After a cascade the statistics and figures read the sentences the encoder read, each weighted by how many
+    # sentences it stands for (unweighted, the triage's band would bias them); the documents read every sentence.
+    sample = statistics_rows(sentences, weighted=True)
 
     def analyse_and_write() -> AnalysisResult:
         result = analyse(sample, bias_map=load_bias_map(options.bias_map), seed=options.seed,

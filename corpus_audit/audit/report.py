@@ -158,7 +158,7 @@ def _counts(summary: AuditSummary) -> str:
     rows[rows.index(("distinct sentences scored", score.sentences_scored)) + 1:1] = [
         ("scored by the encoder", cascade.encoded),
         ("scored by the encoder: in the triage band", cascade.band),
-        ("scored by the encoder: in the random sample, which the statistics read (some also in the band)",
+        ("scored by the encoder: in the random sample (some also in the band), which the rank tests read",
          cascade.sample),
         ("scored by the triage only", cascade.triage_only)]
     return ("<h2>Counts</h2>" + table(("", "count"), rows)

@@ -20,6 +20,7 @@ on the user's corpus is not paid for elsewhere unseen.
 
 from __future__ import annotations
 
+import copy
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -77,6 +78,19 @@ def reviewed_stigma_data(table, lang: str) -> StigmaData:
 def joined(labelled: StigmaData, reviewed: StigmaData, rows: np.ndarray, weight: int) -> StigmaData:
     """The labelled sentences, then ``rows`` of the reviewed ones, each ``weight`` times."""
     return labelled.join(reviewed.subset(np.repeat(np.asarray(rows, dtype=int), weight)))
+
+
+def unseen_dev_axes(axes: SCMAxes, encode: Encode, lang: str, data: StigmaData,
+                    calibration: tuple[float, float] | None) -> SCMAxes:
+    """A copy of ``axes`` whose stigma heads are fitted by their recipe on the train sentences of ``data`` alone,
+    with ``calibration`` (the score's, fitted on exactly such heads' dev scores): what dev looks like to heads that
+    never learnt from it, on which the cascade's triage is calibrated (``calibrate_triage``'s ``unseen_dev``)."""
+    unseen = copy.deepcopy(axes)
+    head, text_head, forms, _ = fit_stigma(recipe_of(axes), encode, lang, data.subset(data.rows(("train",))),
+                                           axes.views_)
+    unseen.attach_judgement(axes.judgement_.get("gate"), axes.judgement_["dimensions"], head, text_head, forms,
+                            calibration)
+    return unseen
 
 
 @dataclass
@@ -198,15 +212,18 @@ def refit_axes(base: str | Path, encode: Encode, reviewed_table, *, labelled_pat
         "weight": weight,
         "cross_validation": cross_validate(recipe, encode, lang, labelled, reviewed, original_score, weight,
                                            folds, seed, views) if folds else None}
-    heads = fit_heads(recipe, encode, lang, labelled, reviewed, np.arange(len(reviewed)), weight, views)
+    every_row = np.arange(len(reviewed))
+    heads = fit_heads(recipe, encode, lang, labelled, reviewed, every_row, weight, views)
     axes.attach_judgement(axes.judgement_.get("gate"), axes.judgement_["dimensions"], heads.head, heads.text_head,
                           heads.forms, heads.calibration)
     # The base's cascade triage, calibrated again against the refitted score (its own head, where the score has no
     # text head; else the refitted text head), so that a large audit with these axes keeps the cascade.
     own_triage = original.judgement_.get("triage")
     if TriageCalibration.of(original) is not None and (axes.stigma_text_head is not None or own_triage is not None):
+        unseen = unseen_dev_axes(axes, encode, lang, joined(labelled, reviewed, every_row, weight), heads.calibration)
         report["triage"] = calibrate_triage(axes, encode, labelled, TriageCalibration.of(original).target_recall,
-                                            None if axes.stigma_text_head is not None else own_triage).to_dict()
+                                            None if axes.stigma_text_head is not None else own_triage,
+                                            unseen_dev=unseen).to_dict()
     held_out = labelled.rows(("heldout",), ("real",))
     if len(held_out) and len(set(labelled.stigmatising[held_out].tolist())) == 2:
         report["labelled_heldout"] = {"refitted": _heldout(encode, axes, lang, labelled),

@@ -7,10 +7,14 @@ and the encoder reads
   the threshold calibrated for the axes, :class:`TriageCalibration`), for the ranking, ``clean`` and the filters;
 * **a random sample**: each kept sentence independently with probability ``sample_share``, drawn from a hash of
   the sentence and the seed (so every engine and the datatrove steps draw the same sentences). The statistics
-  (densities, mental vs physical, AQ-27 shares) read the sample alone: a Bernoulli sample of the kept sentences,
-  so they stay unbiased estimates and their intervals stay honest (wider than the full path's by about
-  ``1 / sqrt(sample_share)``). The sample also measures the triage on this corpus: of its sentences the encoder
-  scores stigmatising, the share the triage let into the band (:attr:`CascadeRecord.sample_recall`).
+  (densities, mental vs physical, AQ-27 shares) read the band and the sample, each sentence weighted by how many
+  kept sentences it stands for (``design_weight``: 1 in the band; outside it the sentences there over those of them
+  sampled, about 1 / ``sample_share``), so they stay unbiased estimates of the full path's; their intervals come from a bootstrap within the two strata
+  (stigma/stats/weighted.py) and are honest. What sits in the band (judgements, AQ-27 dimensions) is read whole,
+  so its estimates are nearly the full path's; what spreads over every sentence is read mostly through the sample.
+  Rank tests need a simple random sample and read the sample alone. The sample also measures the triage on this
+  corpus: of its sentences the encoder scores stigmatising, the share the triage let into the band
+  (:attr:`CascadeRecord.sample_recall`).
 
 The triage scorer is a text head (scm/text_head.py: TF-IDF of word 1-2-grams): the stigma score's own where it has
 one (English: half of the score, learnt from the same labels), put on the score's scale by the axes'
@@ -32,7 +36,7 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.score.cascade_options import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
 
-__all__ = ["AUTO_MIN_SENTENCES", "CASCADE_MODES", "DEFAULT_SAMPLE_SHARE", "CascadePlan", "CascadeRecord",
+__all__ = ["AUTO_MIN_SENTENCES", "CASCADE_MODES", "DEFAULT_SAMPLE_SHARE", "DESIGN_WEIGHT_COLUMN", "CascadePlan", "CascadeRecord",
            "TriageCalibration", "calibrate_triage", "cascade_runs", "check_sample_share", "plan_cascade",
            "sample_draws", "triage_stigma"]
 
@@ -46,6 +50,9 @@ if TYPE_CHECKING:
 #: ``scored_by`` values.
 ENCODER, TRIAGE = "encoder", "triage"
 SCORED_BY_COLUMN, IN_SAMPLE_COLUMN = "scored_by", "in_sample"
+#: How many kept sentences a sentence the encoder read stands for (NaN for the triage's alone): 1 in the band; for a
+#: sampled sentence outside it, the sentences outside the band over those of them sampled (about 1 / sample_share).
+DESIGN_WEIGHT_COLUMN = "design_weight"
 
 
 def sample_draws(texts: Sequence[str], seed: int) -> np.ndarray:
@@ -96,31 +103,47 @@ def triage_stigma(axes: SCMAxes, texts: Sequence[str]) -> np.ndarray:
 
 def calibrate_triage(axes: SCMAxes, encode: Callable[[list[str]], np.ndarray], data: StigmaData,
                      target_recall: float = 0.99, head: TextHead | None = None,
-                     about: dict[str, Any] | None = None) -> TriageCalibration:
+                     about: dict[str, Any] | None = None, unseen_dev: SCMAxes | None = None) -> TriageCalibration:
     """Give ``axes`` their triage (``head``: one of their own; None: the stigma text head) with the highest
     threshold that lets ``target_recall`` of the dev sentences of ``data`` (real, written and suite: never the
-    held-out ones) that the full path (``encode`` and the axes) scores stigmatising into the band; measure it on
-    the held-out real sentences (recall of the full path's stigmatising ones, band share). ``about``: more to
-    record in ``measured``."""
+    held-out ones) that the full path (``encode`` and the axes) scores stigmatising **or** that are labelled
+    stigmatising into the band (the labelled ones too: the ranking is judged against the labels, and a labelled
+    sentence the full path ranks high without flagging it drops to the triage's score outside the band); measure it
+    on the held-out real sentences (recall of the full path's stigmatising ones and of the labelled ones, band
+    share). ``about``: more to record in ``measured``.
+
+    ``unseen_dev``: the same axes with stigma heads that never learnt from dev (fitted on train alone, with the
+    score's own calibration, which is fitted on dev scores of exactly such heads): dev is then scored by them, both
+    the full path's decisions and the triage. The shipped heads learn from dev too, so their dev scores are
+    in-sample, and a threshold set on them lets fewer unseen stigmatising sentences into the band than it promises."""
     from corpus_audit.stigma.judgement import STIGMA_DECISION
 
     axes.attach_triage({"threshold": 1.0, "target_recall": target_recall}, head)  # the threshold is set below
+    if unseen_dev is not None:
+        unseen_dev.attach_triage({"threshold": 1.0, "target_recall": target_recall}, head)
 
     def measure(rows: np.ndarray, threshold: float | None) -> tuple[float, dict[str, Any]]:
+        scorer = unseen_dev if threshold is None and unseen_dev is not None else axes
         texts = [data.texts[i] for i in rows]
-        positive = axes.stigma_score(encode(texts), texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
-        triage = triage_stigma(axes, texts)
+        flagged = scorer.stigma_score(encode(texts), texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
+        labelled = data.stigmatising[rows].astype(bool)
+        positive = flagged | labelled
+        triage = triage_stigma(scorer, texts)
         if threshold is None:  # no stigmatising dev sentence to calibrate on: the encoder reads everything
             threshold = float(np.quantile(triage[positive], 1.0 - target_recall, method="lower")) \
                 if positive.any() else 0.0
         band = triage >= threshold
-        return threshold, {"sentences": len(rows), "full_path_stigmatising": int(positive.sum()),
-                           "recall_of_full_path": float(band[positive].mean()) if positive.any() else None,
+        return threshold, {"sentences": len(rows), "full_path_stigmatising": int(flagged.sum()),
+                           "recall_of_full_path": float(band[flagged].mean()) if flagged.any() else None,
+                           "labelled_stigmatising": int(labelled.sum()),
+                           "recall_of_labelled": float(band[labelled].mean()) if labelled.any() else None,
                            "band_share": float(band.mean())}
 
     threshold, on_dev = measure(np.flatnonzero(data.split == "dev"), None)
     _, on_heldout = measure(data.rows(("heldout",), ("real",)), threshold)
     calibration = TriageCalibration(threshold, target_recall, {"dev": on_dev, "heldout_real": on_heldout,
+                                                               "dev_scored_by": "heads fitted on train alone"
+                                                               if unseen_dev is not None else "the shipped heads",
                                                                **(about or {})})
     axes.attach_triage(calibration.to_dict(), head)
     return calibration
@@ -153,6 +176,17 @@ class CascadePlan:
     @property
     def encoded(self) -> np.ndarray:
         return self.band | self.sample
+
+    @property
+    def design_weights(self) -> np.ndarray:
+        """:data:`DESIGN_WEIGHT_COLUMN` of every sentence: 1 in the band; for the sample outside it, the sentences
+        outside the band over those of them sampled (about 1 / ``sample_share``; post-stratified, as the number
+        outside the band is known, which takes the chance size of the sample out of the estimates' variance); NaN
+        for the sentences the encoder does not read."""
+        outside = ~self.band
+        sampled_outside = int((self.sample & outside).sum())
+        weight = outside.sum() / sampled_outside if sampled_outside else np.nan
+        return np.where(self.band, 1.0, np.where(self.sample, weight, np.nan))
 
     def for_encoder(self, texts: Sequence[str], forms: Sequence[Any] | None) -> tuple[list[str], list[Any] | None]:
         """The texts (and their forms, where given) the encoder reads, in order: what :meth:`combine` takes the
@@ -232,7 +266,9 @@ class CascadeRecord:
         return (f"The encoder read {self.encoded:,} of {self.sentences:,} distinct sentences ({self.band:,} in the "
                 f"triage band, triage stigma >= {self.threshold:.3f}; {self.sample:,} in the random sample, share "
                 f"{self.sample_share:.0%}); {self.triage_only:,} have the triage's stigma score only. The statistics "
-                f"and figures read the random sample ({self.sample:,} sentences). {measured}")
+                f"and figures read the {self.encoded:,} the encoder read, each weighted by how many sentences it "
+                f"stands for (1 in the band, about {1 / self.sample_share:.3g} outside it), so they estimate the full "
+                f"path's without bias; the rank tests read the random sample alone. {measured}")
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "triage_only": self.triage_only, "sample_recall": self.sample_recall}

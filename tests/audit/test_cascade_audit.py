@@ -1,5 +1,5 @@
-"""`corpus-audit audit --cascade`: the encoder reads the triage's band and the random sample, the statistics read the
-sample, every document keeps a score, and the encoder's scores are the full path's."""
+"""`corpus-audit audit --cascade`: the encoder reads the triage's band and the random sample, the statistics weigh
+what it read, every document keeps a score, and the encoder's scores are the full path's."""
 
 from __future__ import annotations
 
@@ -60,18 +60,36 @@ def test_the_encoder_reads_the_band_and_the_sample_and_its_scores_are_the_full_p
     np.testing.assert_allclose(rest["stigma"], triage[~read], rtol=1e-6)
 
 
-def test_the_statistics_read_the_sample_and_every_document_keeps_a_score(both):
+def test_the_statistics_weigh_what_the_encoder_read_and_every_document_keeps_a_score(both):
     full_dir, cascade_dir, result = both
     summary = json.loads((cascade_dir / "summary.json").read_text())
     record = summary["score"]["cascade"]
     sentences = pd.read_parquet(cascade_dir / "sentences.parquet")
-    assert record["sample"] == summary["analysis"]["n_sentences"] == int(sentences["in_sample"].sum())
-    # the commands that recompute statistics from an audit (compare, plot, link, cross-lingual) read the sample too
+    read, sample = sentences["scored_by"].eq("encoder").to_numpy(), sentences["in_sample"].to_numpy()
+    # the weight is how many sentences a row stands for: 1 in the band; outside it, those there over those sampled
+    in_band = read & sentences["design_weight"].eq(1.0).to_numpy()
+    assert int(in_band.sum()) == record["band"] and read.sum() == record["encoded"] and not (~read & sample).any()
+    outside = (~in_band).sum() / (sample & ~in_band).sum()
+    assert 1 < outside and abs(outside - 1 / SHARE) < 1.5
+    expected = np.where(in_band, 1.0, np.where(sample, outside, np.nan))
+    np.testing.assert_allclose(sentences["design_weight"], expected, equal_nan=True)
+    assert record["encoded"] == summary["analysis"]["n_sentences"]
+    # the analysis's means are the weighted means of every sentence the encoder read (hand computed)
+    rows = sentences[read]
+    mental = rows[rows["illness_type"].isin(["mental", "both"])]
+    hand = float(np.sum(mental["warmth"] * mental["design_weight"]) / mental["design_weight"].sum())
+    assert summary["analysis"]["comparisons"]["warmth"]["mean_a"] == pytest.approx(hand, abs=1e-9)
+    assert summary["analysis"]["comparisons"]["warmth"]["n_a"] == len(mental)
+    # the commands that recompute statistics from an audit (compare, link, cross-lingual) read the sample, unweighted;
+    # plot reads what the audit's analysis reads
     from corpus_audit.audit.folder import AuditFolder
 
-    assert AuditFolder(cascade_dir).read_statistics_sentences()["sentence"].tolist() == \
-        sentences.loc[sentences["in_sample"], "sentence"].tolist()
-    assert len(AuditFolder(full_dir).read_statistics_sentences()) == len(sentences)
+    unweighted = AuditFolder(cascade_dir).read_statistics_sentences()
+    assert unweighted["sentence"].tolist() == sentences.loc[sample, "sentence"].tolist()
+    assert "design_weight" not in unweighted
+    assert AuditFolder(cascade_dir).read_statistics_sentences(weighted=True)["sentence"].tolist() == \
+        rows["sentence"].tolist()
+    assert len(AuditFolder(full_dir).read_statistics_sentences(weighted=True)) == len(sentences)
     assert record["encoded"] + record["triage_only"] == record["sentences"] == len(sentences)
     assert summary["options"]["cascade"] == "on" and summary["options"]["cascade_sample"] == SHARE
     documents = [pd.read_parquet(folder / "documents.parquet") for folder in (full_dir, cascade_dir)]
@@ -79,7 +97,7 @@ def test_the_statistics_read_the_sample_and_every_document_keeps_a_score(both):
     assert documents[1]["stigma_score"].notna().all()
     assert "cascade: The encoder read" in result.output
     report = (cascade_dir / "report.html").read_text()
-    assert "scored by the triage only" in report and "The statistics and figures read the random sample" in report
+    assert "scored by the triage only" in report and "each weighted by how many sentences it stands for" in report
     assert json.loads((full_dir / "summary.json").read_text())["score"]["cascade"] is None
     assert "scored_by" not in pd.read_parquet(full_dir / "sentences.parquet")
 

@@ -64,3 +64,54 @@ def test_analyse_adds_the_judgement_part_only_when_the_gate_ran():
     assert result.to_dict()["judgement"]["dimensions"][0]["dimension"] == "Anger"
     assert analyse(frame.drop(columns="category"), seed=0).judgement is None
     assert analyse(frame.assign(category=None), seed=0).judgement is None
+
+
+def _tables(result) -> dict[str, pd.DataFrame]:
+    return {"quadrants": result.quadrants_by_type, "by_illness": result.quadrants_by_illness,
+            "bias_map": result.bias_map, "categories": result.judgement.categories,
+            "dimensions": result.judgement.dimensions, "judgement_bias_map": result.judgement.judgements.bias_map}
+
+
+def test_weights_of_one_give_the_unweighted_analysis():
+    """A cascade whose every row weighs 1 and is in the sample: the analysis is the unweighted one (the stratified
+    bootstrap is the ordinary bootstrap; the tests read every row)."""
+    frame = table(seed=4, n=300).assign(judgement_strength=lambda f: np.abs(f["warmth"]))
+    weighted = analyse(frame.assign(design_weight=1.0, in_sample=True), seed=2, group_by="illness_type")
+    plain = analyse(frame, seed=2, group_by="illness_type")
+    for name, expected in _tables(plain).items():
+        pd.testing.assert_frame_equal(_tables(weighted)[name], expected, check_dtype=False, rtol=1e-9, obj=name)
+    pd.testing.assert_frame_equal(weighted.groups, plain.groups, check_dtype=False, rtol=1e-9)
+    for score in ("warmth", "competence"):
+        got, want = weighted.comparisons[score].to_dict(), plain.comparisons[score].to_dict()
+        assert got.pop("mean_difference_ci") == pytest.approx(want.pop("mean_difference_ci"), rel=1e-9)
+        assert got.pop("warnings") == want.pop("warnings")
+        numbers = [name for name, value in want.items() if isinstance(value, float)]
+        assert [got[name] for name in numbers] == pytest.approx([want[name] for name in numbers], rel=1e-9), score
+        assert {name: got[name] for name in want if name not in numbers} == \
+            {name: want[name] for name in want if name not in numbers}
+    assert weighted.joint.to_dict() == plain.joint.to_dict()
+
+
+def test_integer_weights_estimate_as_repeated_rows_and_the_tests_read_the_sample():
+    frame = table(seed=5, n=240)
+    rng = np.random.default_rng(0)
+    weights = rng.integers(1, 4, len(frame)).astype(float)
+    in_sample = rng.random(len(frame)) < 0.5
+    weighted = analyse(frame.assign(design_weight=weights, in_sample=in_sample), seed=1)
+    repeated = analyse(frame.loc[frame.index.repeat(weights.astype(int))].reset_index(drop=True), seed=1)
+    tested = analyse(frame[in_sample], seed=1)
+    for score in ("warmth", "competence"):
+        got, rows, sample = (r.comparisons[score] for r in (weighted, repeated, tested))
+        assert (got.mean_a, got.mean_b, got.median_a) == pytest.approx((rows.mean_a, rows.mean_b, rows.median_a))
+        assert got.n_a == int(frame["illness_type"].isin(["mental", "both"]).sum())  # rows, not weights
+        assert got.mann_whitney_p == pytest.approx(sample.mann_whitney_p)
+    assert weighted.joint.statistic == pytest.approx(tested.joint.statistic)
+    for name in ("quadrants", "categories"):
+        shares = [c for c in _tables(repeated)[name].columns if c not in ("group", "n", "warning")]
+        np.testing.assert_allclose(_tables(weighted)[name][shares], _tables(repeated)[name][shares], rtol=1e-9)
+    for column in ("share_mental", "share_physical", "difference"):
+        np.testing.assert_allclose(weighted.bias_map[column], repeated.bias_map[column], rtol=1e-9)
+    np.testing.assert_allclose(weighted.bias_map["p_value"], tested.bias_map["p_value"], rtol=1e-9)
+    for column in ("mean_mental", "difference", "top_share_mental", "top_share_physical"):
+        np.testing.assert_allclose(weighted.judgement.dimensions[column], repeated.judgement.dimensions[column],
+                                   rtol=1e-9)

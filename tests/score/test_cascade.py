@@ -58,6 +58,14 @@ def test_combine_keeps_the_encoders_scores_where_it_read_and_the_triage_stigma_e
     np.testing.assert_allclose(out[~plan.encoded, STIGMA], [0.2, 0.05])
 
 
+def test_design_weights_say_how_many_sentences_each_read_one_stands_for():
+    plan = _plan()  # band: rows 1, 3; outside it rows 0, 2, 4, of which row 0 is sampled
+    np.testing.assert_allclose(plan.design_weights, [3.0, 1.0, np.nan, 1.0, np.nan])
+    none_outside = CascadePlan(plan.triage, plan.band, np.array([False, False, False, True, False]),
+                               plan.calibration, 0.4)
+    np.testing.assert_allclose(none_outside.design_weights, [np.nan, 1.0, np.nan, 1.0, np.nan])
+
+
 def test_record_counts_and_recall_with_its_wilson_interval():
     plan = _plan()
     stigma = np.array([0.8, 0.9, 0.1, 0.7, 0.0])  # sample: rows 0 and 3, both stigmatising; row 0 not in the band
@@ -71,7 +79,7 @@ def test_record_counts_and_recall_with_its_wilson_interval():
     half = z * np.sqrt(2 * 0.25 + z * z / 4) / (2 + z * z)
     assert share == 0.5 and low == pytest.approx(centre - half) and high == pytest.approx(centre + half)
     assert CascadeRecord.from_dict(record.to_dict()) == record
-    assert "1 of the 2 sentences" in record.describe() and "random sample (2 sentences)" in record.describe()
+    assert "1 of the 2 sentences" in record.describe() and "read the 3 the encoder read" in record.describe()
     empty = CascadePlan(plan.triage, plan.band, np.zeros(5, bool), plan.calibration, 0.4).record(stigma)
     assert empty.sample_recall is None and "not measured" in empty.describe()
 

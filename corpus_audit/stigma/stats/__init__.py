@@ -10,6 +10,7 @@
 * :mod:`.corrections`: Holm, Bonferroni, Benjamini-Hochberg.
 * :mod:`.reliability`: Cronbach's alpha, coder agreement.
 * :mod:`.mixed_model`: the binomial mixed model of the contextual probe.
+* :mod:`.weighted`: weighted means, medians and shares with stratified-bootstrap intervals (the cascade's design).
 
 Pure functions of arrays: no files, no plotting. **Small groups never raise.** Every result reports its ``n``; a
 group smaller than ``MIN_GROUP_SIZE`` adds a warning string; a group with 0 or 1 values gives NaN statistics,
@@ -26,10 +27,14 @@ from corpus_audit.stigma.stats.mixed_model import QUADRATURE_NODES, MixedLogit, 
 from corpus_audit.stigma.stats.power import minimum_detectable_difference, minimum_detectable_effect
 from corpus_audit.stigma.stats.reliability import agreement, cronbach_alpha
 from corpus_audit.stigma.stats.samples import MIN_GROUP_SIZE, finite, size_warnings
+from corpus_audit.stigma.stats.weighted import (bootstrap_weighted_counts, bootstrap_weighted_means,
+                                                compare_weighted_groups, weighted_mean, weighted_mean_ci,
+                                                weighted_median)
 
 __all__ = ["CI_LEVEL", "MAX_POINTS_2D", "MIN_GROUP_SIZE", "QUADRATURE_NODES", "EnergyTest", "GroupComparison",
            "LinearCorrelation", "MixedLogit", "PairedComparison", "RankCorrelation", "TTest", "agreement",
-           "benjamini_hochberg", "bonferroni", "compare_groups", "compare_paired", "cronbach_alpha", "finite",
+           "benjamini_hochberg", "bonferroni", "bootstrap_weighted_counts", "bootstrap_weighted_means",
+           "compare_groups", "compare_paired", "compare_weighted_groups", "cronbach_alpha", "finite",
            "gap_change", "holm", "mean_ci", "minimum_detectable_difference", "minimum_detectable_effect",
            "mixed_logit", "pearson", "percentile_ci", "pooled_sd", "rank_biserial_paired", "rank_correlation",
-           "size_warnings", "t_test", "two_sample_2d"]
+           "size_warnings", "t_test", "two_sample_2d", "weighted_mean", "weighted_mean_ci", "weighted_median"]
