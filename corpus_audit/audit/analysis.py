@@ -19,9 +19,9 @@ Conventions:
   p-values and confidence intervals (descriptive shares and means stay defined from one sentence on).
 * **Weighted rows.** After a cascade (score/cascade.py) the table holds the sentences the encoder read, with
   ``design_weight`` (how many kept sentences each stands for) and ``in_sample`` (the random sample). Every mean,
-  median and share is then weighted and its interval a stratified bootstrap (stigma/stats/weighted.py); the rank
-  and energy tests and Fisher's test read the random sample alone; every ``n`` counts rows. Without the column
-  every row weighs 1 and nothing changes.
+  median and share is then weighted and its interval a bootstrap of the weighted rows (stigma/stats/weighted.py);
+  the rank and energy tests and Fisher's test read the random sample alone; every ``n`` counts rows. Without the
+  column every row weighs 1 and nothing changes.
 * ``to_dict()`` returns plain Python (NaN and infinities become ``None``), so ``json.dumps(...,
   allow_nan=False)`` accepts it.
 
@@ -132,7 +132,10 @@ def _region_stats(counts: dict[str, np.ndarray], boot: dict[str, np.ndarray], te
     out: dict[str, float] = {"share_mental": share["mental"], "share_physical": share["physical"],
                              "difference": share["mental"] - share["physical"]}
     testable = all(rows[group] >= 2 for group in GROUPS)
-    boot_share = {group: boot[group][:, selector].sum(axis=1) / (n[group] or 1.0) for group in GROUPS}
+    # A replicate's share is of its own total (a replicate of weighted rows has its own; none for an empty group).
+    totals = {group: boot[group].sum(axis=1) for group in GROUPS}
+    boot_share = {group: boot[group][:, selector].sum(axis=1) / np.where(totals[group] > 0, totals[group], np.nan)
+                  for group in GROUPS}
     for name, samples in (("share_mental", boot_share["mental"]), ("share_physical", boot_share["physical"]),
                           ("difference", boot_share["mental"] - boot_share["physical"])):
         low, high = percentile_ci(samples) if testable else (nan, nan)
@@ -156,10 +159,10 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     region of ``any_or_low``/``any_or_high`` dimensions (NaN for the others; Holm over the strict rows);
     and ``warning``.
 
-    The bootstrap resamples sentences with replacement within each group, independently (after a cascade within
-    each stratum of the design too). Every region is a union of quadrants, so a resample is summarised exactly by
-    its quadrant counts, which are drawn from the multinomial of the observed quadrant shares (same distribution,
-    cost independent of n); all dimensions share the same replicates.
+    The bootstrap resamples sentences with replacement within each group, independently (after a cascade, each
+    keeping its weight: stigma/stats/weighted.py). Every region is a union of quadrants, so a
+    resample is summarised exactly by its quadrant counts, which are drawn from the multinomial of the observed
+    quadrant shares (same distribution, cost independent of n); all dimensions share the same replicates.
     """
     dimensions = list(bias_map) if bias_map is not None else load_bias_map()
     scored = scored_rows(df)

@@ -9,8 +9,8 @@ and the encoder reads
   the sentence and the seed (so every engine and the datatrove steps draw the same sentences). The statistics
   (densities, mental vs physical, AQ-27 shares) read the band and the sample, each sentence weighted by how many
   kept sentences it stands for (``design_weight``: 1 in the band; outside it the sentences there over those of them
-  sampled, about 1 / ``sample_share``), so they stay unbiased estimates of the full path's; their intervals come from a bootstrap within the two strata
-  (stigma/stats/weighted.py) and are honest. What sits in the band (judgements, AQ-27 dimensions) is read whole,
+  sampled, about 1 / ``sample_share``), so they stay unbiased estimates of the full path's; their intervals come
+  from a bootstrap of the weighted rows (stigma/stats/weighted.py) and are honest. What sits in the band (judgements, AQ-27 dimensions) is read whole,
   so its estimates are nearly the full path's; what spreads over every sentence is read mostly through the sample.
   Rank tests need a simple random sample and read the sample alone. The sample also measures the triage on this
   corpus: of its sentences the encoder scores stigmatising, the share the triage let into the band

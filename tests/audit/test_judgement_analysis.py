@@ -73,8 +73,8 @@ def _tables(result) -> dict[str, pd.DataFrame]:
 
 
 def test_weights_of_one_give_the_unweighted_analysis():
-    """A cascade whose every row weighs 1 and is in the sample: the analysis is the unweighted one (the stratified
-    bootstrap is the ordinary bootstrap; the tests read every row)."""
+    """A cascade whose every row weighs 1 and is in the sample: the analysis is the unweighted one (the bootstrap
+    of weighted rows draws the ordinary bootstrap's replicates; the tests read every row)."""
     frame = table(seed=4, n=300).assign(judgement_strength=lambda f: np.abs(f["warmth"]))
     weighted = analyse(frame.assign(design_weight=1.0, in_sample=True), seed=2, group_by="illness_type")
     plain = analyse(frame, seed=2, group_by="illness_type")

@@ -33,10 +33,13 @@ def test_one_weight_is_the_ordinary_comparison():
     for name in ("n_a", "n_b", "mean_a", "mean_b", "median_a", "median_b", "mean_difference", "mann_whitney_p",
                  "ks_p", "rank_biserial", "minimum_detectable_difference"):
         assert getattr(weighted, name) == pytest.approx(getattr(plain, name), rel=1e-12), name
+    # with every weight 1 the bootstrap of weighted rows draws the ordinary bootstrap's replicates
     np.testing.assert_allclose(weighted.mean_difference_ci, plain.mean_difference_ci, rtol=1e-12)
     assert S.weighted_mean_ci(a, np.ones(60), seed=2) == pytest.approx(S.mean_ci(a, seed=2), rel=1e-12)
-    counts = S.bootstrap_weighted_counts(rng.integers(0, 4, 50), np.ones(50), 4, 200, np.random.default_rng(3))
-    assert counts.shape == (200, 4) and (counts.sum(axis=1) == 50).all()
+    codes = rng.integers(0, 4, 50)
+    counts = S.bootstrap_weighted_counts(codes, np.ones(50), 4, 200, np.random.default_rng(3))
+    expected = np.random.default_rng(3).multinomial(50, np.bincount(codes, minlength=4) / 50, size=200)
+    np.testing.assert_array_equal(counts, expected)
 
 
 def test_the_tests_read_only_the_tested_rows():
@@ -72,9 +75,12 @@ def test_the_cascade_design_is_unbiased_and_its_intervals_cover():
     assert covered / 200 >= 0.93  # the band is a census, so a superpopulation interval errs on the wide side
 
 
-def test_stratified_counts_keep_each_stratum_total():
+def test_weighted_counts_are_the_rows_drawn_with_their_weights():
+    """A replicate draws as many rows as there are, each keeping its weight: it always holds n rows, and its
+    weighted count of a category has mean sum(w) over that category (the observed weighted count)."""
     codes = np.array([0, 0, 1, 2, 2, 2, 1, 0])
     weights = np.array([1.0, 1.0, 1.0, 5.0, 5.0, 5.0, 5.0, 5.0])
-    boot = S.bootstrap_weighted_counts(codes, weights, 3, 500, np.random.default_rng(0))
-    assert np.allclose(boot.sum(axis=1), 3 * 1 + 5 * 5)  # every replicate keeps the design's total
-    assert boot.mean(axis=0) == pytest.approx(np.bincount(codes, weights, minlength=3), rel=0.08)
+    boot = S.bootstrap_weighted_counts(codes, weights, 3, 20_000, np.random.default_rng(0))
+    assert boot.mean(axis=0) == pytest.approx(np.bincount(codes, weights, minlength=3), rel=0.03)
+    assert len(np.unique(boot.sum(axis=1))) > 1  # the mix of weights varies between replicates
+    assert ((boot.sum(axis=1) - 8) % 4 == 0).all()  # 8 rows drawn, each weighing 1 or 5: 8 + 4 x (5s drawn)

@@ -10,7 +10,7 @@
 * :mod:`.corrections`: Holm, Bonferroni, Benjamini-Hochberg.
 * :mod:`.reliability`: Cronbach's alpha, coder agreement.
 * :mod:`.mixed_model`: the binomial mixed model of the contextual probe.
-* :mod:`.weighted`: weighted means, medians and shares with stratified-bootstrap intervals (the cascade's design).
+* :mod:`.weighted`: weighted means, medians and shares with bootstrap intervals (the cascade's design).
 
 Pure functions of arrays: no files, no plotting. **Small groups never raise.** Every result reports its ``n``; a
 group smaller than ``MIN_GROUP_SIZE`` adds a warning string; a group with 0 or 1 values gives NaN statistics,
@@ -28,8 +28,8 @@ from corpus_audit.stigma.stats.power import minimum_detectable_difference, minim
 from corpus_audit.stigma.stats.reliability import agreement, cronbach_alpha
 from corpus_audit.stigma.stats.samples import MIN_GROUP_SIZE, finite, size_warnings
 from corpus_audit.stigma.stats.weighted import (bootstrap_weighted_counts, bootstrap_weighted_means,
-                                                compare_weighted_groups, weighted_mean, weighted_mean_ci,
-                                                weighted_median)
+                                                compare_weighted_groups, weighted_mean,
+                                                weighted_mean_ci, weighted_median)
 
 __all__ = ["CI_LEVEL", "MAX_POINTS_2D", "MIN_GROUP_SIZE", "QUADRATURE_NODES", "EnergyTest", "GroupComparison",
            "LinearCorrelation", "MixedLogit", "PairedComparison", "RankCorrelation", "TTest", "agreement",

@@ -6,10 +6,12 @@ with probability p, so a band sentence stands for itself (weight 1) and a sample
 Means and shares weighted so are unbiased estimates of the full path's (ratio estimators: to first order), and much
 tighter than the sample's alone where what is measured sits in the band (judgements, AQ-27 dimensions).
 
-Intervals come from a **stratified bootstrap**: the rows of each weight (a stratum: the band, the sample outside it)
-are resampled with replacement within their stratum, so each replicate keeps the design. With one weight this is the
-ordinary bootstrap. Rank tests have no weighted form here: they read the rows of a simple random sample
-(:func:`compare_weighted_groups`).
+Intervals come from the **bootstrap of the weighted rows**: a group's rows drawn with replacement, as many as it has,
+each keeping its weight. The mix of band and sample rows a group (the judgements of mental illnesses, say) holds
+then varies between replicates as it varies between cascades; a bootstrap within each stratum held that mix fixed,
+and its intervals excluded a true null difference of the judgements 11-12 % of the time where 5 % was due
+(docs/scaling.md). With every weight 1 it is the ordinary bootstrap, replicate for replicate. Rank tests have no
+weighted form here: they read the rows of a simple random sample (:func:`compare_weighted_groups`).
 """
 
 from __future__ import annotations
@@ -55,42 +57,41 @@ def weighted_median(values: np.ndarray, weights: np.ndarray) -> float:
     return float(x[i])
 
 
-def strata(weights: np.ndarray) -> list[np.ndarray]:
-    """Indices of the rows of each distinct weight, smallest weight first."""
-    w = np.asarray(weights, dtype=float)
-    return [np.flatnonzero(w == value) for value in np.unique(w)]
-
-
 def bootstrap_weighted_means(values: np.ndarray, weights: np.ndarray, n_boot: int,
                              rng: np.random.Generator) -> np.ndarray:
-    """``n_boot`` replicates of the weighted mean, each stratum (rows of one weight) resampled with replacement
-    within itself; drawn in chunks to bound memory. ``values`` finite."""
+    """``n_boot`` bootstrap replicates of the weighted mean: as many rows as there are drawn with replacement, each
+    keeping its weight, so the mix of band and sample rows varies between replicates as it varies between
+    cascades (with every weight 1, exactly the replicates of the ordinary bootstrap). ``values`` finite; drawn in
+    chunks to bound memory."""
     x, w = _checked(values, weights)
-    total = np.zeros(n_boot)
-    for rows in strata(w):
-        chunk = max(1, BOOT_CELLS // rows.size)
-        for start in range(0, n_boot, chunk):
-            k = min(chunk, n_boot - start)
-            total[start:start + k] += w[rows[0]] * x[rows][rng.integers(0, rows.size, size=(k, rows.size))].sum(axis=1)
-    return total / w.sum()
+    means = np.empty(n_boot)
+    chunk = max(1, BOOT_CELLS // max(x.size, 1))
+    for start in range(0, n_boot, chunk):
+        k = min(chunk, n_boot - start)
+        drawn = rng.integers(0, x.size, size=(k, x.size))
+        means[start:start + k] = (w[drawn] * x[drawn]).sum(axis=1) / w[drawn].sum(axis=1)
+    return means
 
 
 def bootstrap_weighted_counts(categories: np.ndarray, weights: np.ndarray, n_categories: int, n_boot: int,
                               rng: np.random.Generator) -> np.ndarray:
-    """``n_boot`` replicates of the weighted count of each category (integer codes in [0, n_categories)), shape
-    (n_boot, n_categories): within each stratum the counts of a resample are multinomial with its observed shares
-    (the same distribution as resampling its rows, at a cost independent of their number)."""
+    """``n_boot`` bootstrap replicates of the weighted count of each category (integer codes in [0, n_categories)),
+    shape (n_boot, n_categories): the rows drawn with replacement, each keeping its weight, summarised by how many
+    of each (weight, category) cell were drawn, which is multinomial with the cells' observed shares (the same
+    distribution as drawing the rows, at a cost independent of their number; with every weight 1, exactly the
+    ordinary bootstrap's multinomial)."""
     codes, w = np.asarray(categories, dtype=int), np.asarray(weights, dtype=float)
-    boot = np.zeros((n_boot, n_categories))
-    for rows in strata(w):
-        counts = np.bincount(codes[rows], minlength=n_categories)
-        boot += w[rows[0]] * rng.multinomial(rows.size, counts / rows.size, size=n_boot)
-    return boot
+    cell_weights, cell_of_row = np.unique(w, return_inverse=True)
+    cells = np.bincount(cell_of_row * n_categories + codes, minlength=cell_weights.size * n_categories)
+    n = int(cells.sum())
+    shares = cells / n if n else np.full(cells.size, 1.0 / cells.size)
+    drawn = rng.multinomial(n, shares, size=n_boot).reshape(n_boot, cell_weights.size, n_categories)
+    return np.einsum("bwc,w->bc", drawn, cell_weights)
 
 
 def weighted_mean_ci(values: np.ndarray, weights: np.ndarray, n_boot: int = 2000,
                      seed: int = 0) -> tuple[float, float]:
-    """Percentile stratified-bootstrap CI (``CI_LEVEL``) of the weighted mean of ``values`` (at least 2 finite)."""
+    """Percentile bootstrap CI (``CI_LEVEL``) of the weighted mean of ``values`` (at least 2 finite)."""
     x, w = _checked(values, weights)
     return percentile_ci(bootstrap_weighted_means(x, w, n_boot, np.random.default_rng(seed)))
 
@@ -99,7 +100,7 @@ def compare_weighted_groups(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray,
                             tested_a: np.ndarray, tested_b: np.ndarray, *, label_a: str = "mental",
                             label_b: str = "physical", n_boot: int = 2000, seed: int = 0) -> GroupComparison:
     """:func:`compare_groups` under a weighted design. The means, medians and the mean difference with its
-    stratified-bootstrap CI read every row, weighted; ``n_a``/``n_b`` count those rows. The Mann-Whitney and
+    bootstrap CI read every row, weighted; ``n_a``/``n_b`` count those rows. The Mann-Whitney and
     Kolmogorov-Smirnov tests, the rank-biserial and the minimum detectable difference read the ``tested`` rows
     alone (boolean masks: a simple random sample of the group, which the rank tests assume)."""
     a, b, weights_a, weights_b = (np.asarray(v, dtype=float) for v in (a, b, weights_a, weights_b))
