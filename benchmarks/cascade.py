@@ -17,12 +17,16 @@ What the cascade keeps, against the full path on the same corpus:
   (its rows of design weight 1) and a fresh Bernoulli sample at the share each time, the point estimate of the
   weighted design the audit uses (band and sample, post-stratified weights) and of the sample alone, and the share
   of draws that land in the full path's 95 % interval: what one run's count of estimates inside says by chance;
+* with ``--null-draws N``, a null check: the illness types shuffled over the full path's sentences (so no mental -
+  physical difference exists), N times, the audit's analysis run on the cascade's weighted rows (its band and a
+  fresh sample each time) and on every sentence: how often a 95 % interval of a difference excludes 0 and how often
+  a test's p < 0.05 (due: 5 %);
 * on the labelled held-out real sentences of each language (never trained on): the cascade run over them as a
   corpus (triage band and random sample, the same threshold and share), recall of the stigmatising ones at the
   decision point 0.5 as a share of the full path's, and the AUC of both.
 
     python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--draws 200]
-        [--json bench-out/cascade.json]
+        [--null-draws 300] [--json bench-out/cascade.json]
 """
 
 from __future__ import annotations
@@ -173,6 +177,46 @@ def design_draws(full: Path, cascade: Path, share: float, draws: int, seed: int 
             for i, (name, *_) in enumerate(estimates)]
 
 
+def null_check(full: Path, cascade: Path, share: float, draws: int, seed: int = 11) -> dict:
+    """The shuffled-types null (module docstring): per check, the share of draws that call a difference, for the
+    cascade's weighted rows and for the full path."""
+    from corpus_audit.audit.analysis import analyse
+
+    sentences = pd.read_parquet(full / "sentences.parquet")
+    band = pd.read_parquet(cascade / "sentences.parquet", columns=["design_weight"])["design_weight"].eq(1.0).to_numpy()
+    rng = np.random.default_rng(seed)
+    calls: dict[str, dict[str, list[bool]]] = {"cascade": {}, "full": {}}
+
+    def excludes(low: float, high: float) -> bool:
+        return not low <= 0.0 <= high
+
+    for draw in range(draws):
+        shuffled = sentences.assign(illness_type=rng.permutation(sentences["illness_type"].to_numpy()))
+        sample = rng.random(len(shuffled)) < share
+        read = band | sample
+        weights = np.where(band, 1.0, (~band).sum() / max(int((sample & ~band).sum()), 1))
+        for path, rows in (("cascade", shuffled[read].assign(design_weight=weights[read], in_sample=sample[read])),
+                           ("full", shuffled)):
+            result, called = analyse(rows, seed=draw), calls[path]
+            for score in ("warmth", "competence"):
+                for part, comparison in (("all", result.comparisons[score]),
+                                         ("judgements", result.judgement.judgements.comparisons[score])):
+                    called.setdefault(f"interval excludes 0: {part} {score}", []).append(
+                        excludes(*comparison.mean_difference_ci))
+                called.setdefault(f"p < 0.05: all {score} Mann-Whitney", []).append(
+                    result.comparisons[score].mann_whitney_p < 0.05)
+            for row in result.judgement.dimensions.itertuples():
+                called.setdefault("interval excludes 0: AQ-27 direct (9 dimensions)", []).append(
+                    excludes(row.difference_ci_low, row.difference_ci_high))
+            for row in result.bias_map.drop_duplicates("share_mental").itertuples():
+                called.setdefault("interval excludes 0: BIAS-map region differences", []).append(
+                    excludes(row.difference_ci_low, row.difference_ci_high))
+                called.setdefault("p < 0.05: BIAS-map Fisher", []).append(row.p_value < 0.05)
+            called.setdefault("p < 0.05: energy test", []).append(result.joint.p_value < 0.05)
+    return {"draws": draws, "rates": {name: {path: float(np.mean(calls[path][name])) for path in calls}
+                                      for name in calls["full"]}}
+
+
 def heldout(lang: str, share: float, seed: int = 0) -> dict:
     """The cascade over the labelled held-out real sentences of ``lang``, against the full path."""
     from sklearn.metrics import roc_auc_score
@@ -208,6 +252,7 @@ def main() -> None:
     parser.add_argument("--share", type=float, default=0.1, help="--cascade-sample")
     parser.add_argument("--draws", type=int, default=200, help="random samples drawn again over the full path's "
                         "sentences (0: none)")
+    parser.add_argument("--null-draws", type=int, default=0, help="shuffled-types null draws (0: none)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     corpus = [str(args.shared / name) for name in CORPORA]
@@ -231,10 +276,17 @@ def main() -> None:
         "top_1_percent": top_overlap(folder / "full", folder / "cascade"),
         "statistics": intervals(folder / "full", folder / "cascade"),
         "statistics_over_draws": design_draws(folder / "full", folder / "cascade", args.share, args.draws),
+        "null_check": null_check(folder / "full", folder / "cascade", args.share, args.null_draws)
+        if args.null_draws else None,
         "heldout": {lang: heldout(lang, args.share) for lang in ("en", "es")},
     }
     print(json.dumps({key: value for key, value in result.items()
-                      if key not in ("statistics", "statistics_over_draws")}, indent=1))
+                      if key not in ("statistics", "statistics_over_draws", "null_check")}, indent=1))
+    if result["null_check"]:
+        print(f"null check, {args.null_draws} shuffles of the illness types: share of draws calling a difference "
+              "(due: 0.05), the cascade's weighted rows / the full path")
+        for name, rates in result["null_check"]["rates"].items():
+            print(f"  {name:58s} {rates['cascade']:.3f} / {rates['full']:.3f}")
     if args.draws:
         print(f"over {args.draws} fresh random samples at share {args.share}: share of draws inside the full path's "
               "95% interval, the audit's weighted design / the sample alone")

@@ -141,13 +141,17 @@ def filter_command(corpus: tuple[str, ...], lang: str, output: str, keep_fields:
                    "--keep-field.")
 @click.option("--cascade", type=click.Choice(CASCADE_MODES), default="auto", show_default=True,
               help="Score every sentence with a cheap triage (the stigma text head) and run the encoder only on the "
-                   "sentences the triage says could be stigmatising, plus a random sample that the statistics read: "
+                   "sentences the triage says could be stigmatising, plus a random sample that stands for the rest "
+                   "in the statistics (each sentence weighted by how many it stands for): "
                    f"'auto' from {AUTO_MIN_SENTENCES:,} distinct sentences on, 'on' always, 'off' never (the "
                    "encoder reads every sentence). docs/scaling.md says what it costs and keeps.")
 @click.option("--cascade-sample", type=click.FloatRange(min=0.0, max=1.0, min_open=True), default=DEFAULT_SAMPLE_SHARE,
               show_default=True,
-              help="With the cascade: the share of the sentences the encoder reads at random, for the statistics "
-                   "(their intervals widen by about 1/sqrt(share)).")
+              help="With the cascade: the share of the sentences the encoder reads at random, for the statistics. "
+                   "What the triage's band holds (judgements, AQ-27 dimensions) is read whole; what spreads over "
+                   "every sentence is estimated from the sample, its interval about 1/sqrt(share) wider than the "
+                   "full path's (at 0.5 every statistic of the benchmark corpus fell inside the full path's "
+                   "intervals; docs/scaling.md).")
 @corpus_options
 @corpus_model_options
 @embedding_cache_options
