@@ -124,6 +124,13 @@ def intervals(full: Path, cascade: Path) -> dict:
             "rows": rows}
 
 
+def design_weights(band: np.ndarray, sample: np.ndarray, share: float, types: np.ndarray) -> np.ndarray:
+    """The audit's design weights (score/cascade.py) for a band and a sample."""
+    from corpus_audit.score.cascade import CascadePlan, TriageCalibration
+
+    return CascadePlan(np.zeros(len(band)), band, sample, TriageCalibration(0.0, 0.0, {}), share).design_weights(types)
+
+
 def design_draws(full: Path, cascade: Path, share: float, draws: int, seed: int = 0) -> list[dict]:
     """For each distinct estimate of :func:`intervals`, the share of ``draws`` fresh random samples whose estimate
     lands in the full path's 95 % interval: the audit's weighted design (band and sample) and the sample alone."""
@@ -137,7 +144,8 @@ def design_draws(full: Path, cascade: Path, share: float, draws: int, seed: int 
     assert sentences["sentence"].tolist() == weights["sentence"].tolist()
     band = weights["design_weight"].eq(1.0).to_numpy()
     summary = json.loads((full / "summary.json").read_text())["analysis"]
-    groups = [sentences["illness_type"].isin([kind, "both"]).to_numpy() for kind in ("mental", "physical")]
+    types = sentences["illness_type"].to_numpy()
+    groups = [np.isin(types, [kind, "both"]) for kind in ("mental", "physical")]
     judged = sentences["category"].eq("judgement").to_numpy()
     everything = np.ones(len(sentences), dtype=bool)
     # (name, per-sentence values, rows it reads, measure: "difference" or a group's share, full interval)
@@ -166,8 +174,8 @@ def design_draws(full: Path, cascade: Path, share: float, draws: int, seed: int 
     hits = np.zeros((len(estimates), 2))
     for _ in range(draws):
         sample = rng.random(len(sentences)) < share
-        outside = (~band).sum() / max(int((sample & ~band).sum()), 1)
-        designs = ((band | sample, np.where(band, 1.0, outside)), (sample, np.ones(len(sentences))))
+        weights = design_weights(band, sample, share, types)
+        designs = ((np.isfinite(weights), np.nan_to_num(weights)), (sample, np.ones(len(sentences))))
         for i, (_, values, rows, measure, (low, high)) in enumerate(estimates):
             for j, (read, weight) in enumerate(designs):
                 means = [weighted_mean(values[read & rows & group], weight[read & rows & group]) for group in groups]
@@ -193,8 +201,8 @@ def null_check(full: Path, cascade: Path, share: float, draws: int, seed: int = 
     for draw in range(draws):
         shuffled = sentences.assign(illness_type=rng.permutation(sentences["illness_type"].to_numpy()))
         sample = rng.random(len(shuffled)) < share
-        read = band | sample
-        weights = np.where(band, 1.0, (~band).sum() / max(int((sample & ~band).sum()), 1))
+        weights = design_weights(band, sample, share, shuffled["illness_type"].to_numpy())
+        read = np.isfinite(weights)
         for path, rows in (("cascade", shuffled[read].assign(design_weight=weights[read], in_sample=sample[read])),
                            ("full", shuffled)):
             result, called = analyse(rows, seed=draw), calls[path]

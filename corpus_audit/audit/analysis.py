@@ -205,7 +205,8 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
 
 def category_shares(df: pd.DataFrame) -> pd.DataFrame:
     """Share of each judgement category (``CATEGORIES``) among the scored sentences of each group ("both" counts in
-    each), with ``n``: what the sentences that mention an illness do, before any score is read as stigma."""
+    each), with ``n`` (rows) and ``sentences`` (the kept sentences they stand for: their design weights' sum after a
+    cascade, else ``n``): what the sentences that mention an illness do, before any score is read as stigma."""
     scored = scored_rows(df)
     masks = group_masks(scored)
     rows = []
@@ -213,8 +214,9 @@ def category_shares(df: pd.DataFrame) -> pd.DataFrame:
         part = scored[masks[group] & scored[CATEGORY_COLUMN].notna().to_numpy()]
         labels, weights = part[CATEGORY_COLUMN], _weights(part)
         rows.append({"group": group, "n": len(part),
+                     "sentences": len(part) if weights is None else int(round(float(weights.sum()))),
                      **{category: _share(labels == category, weights) for category in CATEGORIES}})
-    return pd.DataFrame(rows, columns=["group", "n", *CATEGORIES])
+    return pd.DataFrame(rows, columns=["group", "n", "sentences", *CATEGORIES])
 
 
 def dimension_scores(judgements: pd.DataFrame, seed: int = 0) -> pd.DataFrame:

@@ -206,7 +206,7 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     if plan is not None:
         frame[SCORED_BY_COLUMN] = np.where(plan.encoded, ENCODER, TRIAGE)
         frame[IN_SAMPLE_COLUMN] = plan.sample
-        frame[DESIGN_WEIGHT_COLUMN] = plan.design_weights
+        frame[DESIGN_WEIGHT_COLUMN] = plan.design_weights(frame["illness_type"].to_numpy())
     with atomic_path(folder.sentences) as tmp:
         frame.to_parquet(tmp, index=False)
     record = ScoreRecord(parts.model_id, duplicates, len(frame), embedding_seconds, options.mask_terms,

@@ -279,12 +279,14 @@ def _categories(analysis: AnalysisSummary) -> str:
                 "'reference' or an older axes file): every sentence that mentions an illness is analysed as if it "
                 "judged people, so clinical descriptions, questions and self-reports weigh as much as judgements. "
                 "Audit with the default axes to separate them.</p>")
-    rows = [(r["group"], r["n"], *(percent(r[category]) for category in CATEGORIES)) for r in judgement.categories]
+    # "sentences": the kept sentences the rows stand for (after a cascade more than the rows the encoder read)
+    rows = [(r["group"], r.get("sentences", r["n"]), *(percent(r[category]) for category in CATEGORIES))
+            for r in judgement.categories]
     return ("<h2>What the sentences do</h2><p>Each sentence is sorted by the judgement gate: a judgement about "
             "people (a group, or a person because of their illness), or a mention that judges no one "
             "(self-disclosure, clinical description, question, figurative use, information). Stigma can only sit in "
             "judgements: the statistics below are computed over them, with the figures over all sentences after "
-            "them.</p>" + table(("group", "n", *CATEGORIES), rows))
+            "them.</p>" + table(("group", "sentences", *CATEGORIES), rows))
 
 
 def _dimensions(judgement: JudgementResults) -> str:

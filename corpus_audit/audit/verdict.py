@@ -101,7 +101,8 @@ def verdict(analysis: AnalysisSummary, n_documents: int | None = None) -> list[s
     if judgement:
         shares = {row["group"]: row for row in judgement.categories}
         lines.append("Of the sentences that mention an illness, "
-                     + " and ".join(f"{percent(shares[group]['judgement'])} of {shares[group]['n']} {group}"
+                     + " and ".join(f"{percent(shares[group]['judgement'])} of "
+                                    f"{shares[group].get('sentences', shares[group]['n'])} {group}"
                                     for group in GROUPS if shares.get(group, {}).get("n"))
                      + " judge people; the rest disclose, describe, ask or use the illness as a figure of speech, "
                        "and are not read as stigma.")

@@ -177,16 +177,20 @@ class CascadePlan:
     def encoded(self) -> np.ndarray:
         return self.band | self.sample
 
-    @property
-    def design_weights(self) -> np.ndarray:
+    def design_weights(self, strata: np.ndarray | None = None) -> np.ndarray:
         """:data:`DESIGN_WEIGHT_COLUMN` of every sentence: 1 in the band; for the sample outside it, the sentences
-        outside the band over those of them sampled (about 1 / ``sample_share``; post-stratified, as the number
-        outside the band is known, which takes the chance size of the sample out of the estimates' variance); NaN
-        for the sentences the encoder does not read."""
-        outside = ~self.band
-        sampled_outside = int((self.sample & outside).sum())
-        weight = outside.sum() / sampled_outside if sampled_outside else np.nan
-        return np.where(self.band, 1.0, np.where(self.sample, weight, np.nan))
+        outside the band over those of them sampled, within each value of ``strata`` (e.g. the illness type; None:
+        one stratum), about 1 / ``sample_share`` (post-stratified, as those numbers are known: the chance size of the
+        sample then leaves the estimates, and each stratum's weights add up to its sentences); NaN for the sentences
+        the encoder does not read, and for a stratum's sentences outside the band when none of them was sampled."""
+        strata = np.zeros(len(self.band), dtype=int) if strata is None else np.asarray(strata)
+        weights = np.where(self.band, 1.0, np.nan)
+        for stratum in np.unique(strata):
+            outside = (strata == stratum) & ~self.band
+            sampled = outside & self.sample
+            if sampled.any():
+                weights[sampled] = outside.sum() / sampled.sum()
+        return weights
 
     def for_encoder(self, texts: Sequence[str], forms: Sequence[Any] | None) -> tuple[list[str], list[Any] | None]:
         """The texts (and their forms, where given) the encoder reads, in order: what :meth:`combine` takes the

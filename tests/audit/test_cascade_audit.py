@@ -66,13 +66,16 @@ def test_the_statistics_weigh_what_the_encoder_read_and_every_document_keeps_a_s
     record = summary["score"]["cascade"]
     sentences = pd.read_parquet(cascade_dir / "sentences.parquet")
     read, sample = sentences["scored_by"].eq("encoder").to_numpy(), sentences["in_sample"].to_numpy()
-    # the weight is how many sentences a row stands for: 1 in the band; outside it, those there over those sampled
+    # the weight is how many sentences a row stands for: 1 in the band; outside it, per illness type, the sentences
+    # there over those sampled, so each type's weights add up to its sentences
     in_band = read & sentences["design_weight"].eq(1.0).to_numpy()
     assert int(in_band.sum()) == record["band"] and read.sum() == record["encoded"] and not (~read & sample).any()
-    outside = (~in_band).sum() / (sample & ~in_band).sum()
-    assert 1 < outside and abs(outside - 1 / SHARE) < 1.5
-    expected = np.where(in_band, 1.0, np.where(sample, outside, np.nan))
-    np.testing.assert_allclose(sentences["design_weight"], expected, equal_nan=True)
+    for kind, rows_of_kind in sentences.groupby("illness_type"):
+        band_of_kind = in_band[rows_of_kind.index]
+        if (rows_of_kind["in_sample"] & ~band_of_kind).any():
+            assert rows_of_kind["design_weight"].sum() == pytest.approx(len(rows_of_kind)), kind
+    outside = sentences.loc[sample & ~in_band, "design_weight"]
+    assert outside.between(1.5, 2 / SHARE).all() and abs(outside.mean() - 1 / SHARE) < 1.5
     assert record["encoded"] == summary["analysis"]["n_sentences"]
     # the analysis's means are the weighted means of every sentence the encoder read (hand computed)
     rows = sentences[read]

@@ -106,8 +106,11 @@ def test_integer_weights_estimate_as_repeated_rows_and_the_tests_read_the_sample
         assert got.n_a == int(frame["illness_type"].isin(["mental", "both"]).sum())  # rows, not weights
         assert got.mann_whitney_p == pytest.approx(sample.mann_whitney_p)
     assert weighted.joint.statistic == pytest.approx(tested.joint.statistic)
+    # the category table says how many kept sentences its rows stand for: the repeated table's rows
+    assert weighted.judgement.categories["sentences"].tolist() == repeated.judgement.categories["n"].tolist()
+    assert weighted.judgement.categories["n"].tolist() != repeated.judgement.categories["n"].tolist()
     for name in ("quadrants", "categories"):
-        shares = [c for c in _tables(repeated)[name].columns if c not in ("group", "n", "warning")]
+        shares = [c for c in _tables(repeated)[name].columns if c not in ("group", "n", "sentences", "warning")]
         np.testing.assert_allclose(_tables(weighted)[name][shares], _tables(repeated)[name][shares], rtol=1e-9)
     for column in ("share_mental", "share_physical", "difference"):
         np.testing.assert_allclose(weighted.bias_map[column], repeated.bias_map[column], rtol=1e-9)

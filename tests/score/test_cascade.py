@@ -60,10 +60,13 @@ def test_combine_keeps_the_encoders_scores_where_it_read_and_the_triage_stigma_e
 
 def test_design_weights_say_how_many_sentences_each_read_one_stands_for():
     plan = _plan()  # band: rows 1, 3; outside it rows 0, 2, 4, of which row 0 is sampled
-    np.testing.assert_allclose(plan.design_weights, [3.0, 1.0, np.nan, 1.0, np.nan])
+    np.testing.assert_allclose(plan.design_weights(), [3.0, 1.0, np.nan, 1.0, np.nan])
+    # within strata: rows 0 and 2 (the sampled 0 stands for both), rows 1, 3, 4 (4 is outside, none sampled)
+    strata = np.array(["mental", "physical", "mental", "physical", "physical"])
+    np.testing.assert_allclose(plan.design_weights(strata), [2.0, 1.0, np.nan, 1.0, np.nan])
     none_outside = CascadePlan(plan.triage, plan.band, np.array([False, False, False, True, False]),
                                plan.calibration, 0.4)
-    np.testing.assert_allclose(none_outside.design_weights, [np.nan, 1.0, np.nan, 1.0, np.nan])
+    np.testing.assert_allclose(none_outside.design_weights(), [np.nan, 1.0, np.nan, 1.0, np.nan])
 
 
 def test_record_counts_and_recall_with_its_wilson_interval():

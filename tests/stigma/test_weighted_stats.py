@@ -49,6 +49,11 @@ def test_the_tests_read_only_the_tested_rows():
     weighted = S.compare_weighted_groups(a, b, np.full(80, 2.0), np.full(70, 2.0), tested_a, tested_b)
     assert weighted.mann_whitney_p == pytest.approx(S.compare_groups(a[tested_a], b[tested_b]).mann_whitney_p)
     assert (weighted.n_a, weighted.n_b) == (80, 70) and weighted.mean_a == pytest.approx(a.mean())
+    few = S.compare_weighted_groups(a, b, np.ones(80), np.ones(70), np.arange(80) < 1, np.arange(70) < 10)
+    assert np.isnan(few.mann_whitney_p) and np.isfinite(few.mean_difference_ci).all()  # the interval reads every row
+    assert few.warnings == ["mental: 1 sentence(s) in the random sample; the tests need at least 2 and are not "
+                            "computed", "physical: only 10 sentences in the random sample (< 30); the tests are "
+                            "unreliable"]
 
 
 def test_the_cascade_design_is_unbiased_and_its_intervals_cover():

@@ -22,7 +22,7 @@ import numpy as np
 
 from corpus_audit.stigma.stats.hypothesis_tests import GroupComparison, compare_groups
 from corpus_audit.stigma.stats.intervals import BOOT_CELLS, percentile_ci
-from corpus_audit.stigma.stats.samples import size_warnings
+from corpus_audit.stigma.stats.samples import MIN_GROUP_SIZE, size_warnings
 
 
 def _checked(values: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -114,7 +114,13 @@ def compare_weighted_groups(a: np.ndarray, b: np.ndarray, weights_a: np.ndarray,
         ci = percentile_ci(bootstrap_weighted_means(x, wx, n_boot, rng) - bootstrap_weighted_means(y, wy, n_boot, rng))
     mean_a, mean_b = weighted_mean(x, wx), weighted_mean(y, wy)
     warnings = size_warnings(label_a, x.size) + size_warnings(label_b, y.size)
-    warnings += [f"tests: {warning}" for warning in tests.warnings if warning not in warnings]
+    for label, n in ((label_a, tests.n_a), (label_b, tests.n_b)):
+        if n < 2:
+            warnings.append(f"{label}: {n} sentence(s) in the random sample; the tests need at least 2 and are not "
+                            "computed")
+        elif n < MIN_GROUP_SIZE:
+            warnings.append(f"{label}: only {n} sentences in the random sample (< {MIN_GROUP_SIZE}); the tests are "
+                            "unreliable")
     return replace(tests, n_a=int(x.size), n_b=int(y.size), mean_a=mean_a, mean_b=mean_b,
                    median_a=weighted_median(x, wx), median_b=weighted_median(y, wy), mean_difference=mean_a - mean_b,
                    mean_difference_ci=(float(ci[0]), float(ci[1])), warnings=warnings)
