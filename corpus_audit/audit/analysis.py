@@ -52,7 +52,7 @@ from corpus_audit.stigma.stats import (MIN_GROUP_SIZE, EnergyTest, GroupComparis
                                        size_warnings, two_sample_2d, weighted_mean, weighted_mean_ci)
 
 
-def _weights(df: pd.DataFrame) -> np.ndarray | None:
+def design_weights(df: pd.DataFrame) -> np.ndarray | None:
     """The rows' design weights after a cascade, else None (every row weighs 1)."""
     return df[DESIGN_WEIGHT_COLUMN].to_numpy(dtype=float) if DESIGN_WEIGHT_COLUMN in df else None
 
@@ -75,7 +75,7 @@ def _share(hits: pd.Series, weights: np.ndarray | None) -> float:
 
 def _compare(a: pd.DataFrame, b: pd.DataFrame, column: str, seed: int) -> GroupComparison:
     """compare_groups of ``column`` between two row sets, weighted after a cascade."""
-    weights_a, weights_b = _weights(a), _weights(b)
+    weights_a, weights_b = design_weights(a), design_weights(b)
     if weights_a is None or weights_b is None:
         return compare_groups(a[column], b[column], seed=seed)
     return compare_weighted_groups(a[column].to_numpy(dtype=float), b[column].to_numpy(dtype=float), weights_a,
@@ -86,7 +86,7 @@ def _compare(a: pd.DataFrame, b: pd.DataFrame, column: str, seed: int) -> GroupC
 def _quadrant_counts(df: pd.DataFrame) -> np.ndarray:
     """Counts per quadrant (order QUADRANTS) of the already scored rows of ``df``, weighted after a cascade."""
     index = quadrant_index(df["warmth"].to_numpy(dtype=float), df["competence"].to_numpy(dtype=float))
-    return np.bincount(index, weights=_weights(df), minlength=len(QUADRANTS))
+    return np.bincount(index, weights=design_weights(df), minlength=len(QUADRANTS))
 
 
 def _shares_row(group: str, part: pd.DataFrame, label: str) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def bias_map_scores(df: pd.DataFrame, bias_map: Sequence[BiasDimension] | None =
     rng = np.random.default_rng(seed)
     boot = {}
     for group, part in parts.items():
-        weights = _weights(part)
+        weights = design_weights(part)
         if weights is not None:
             index = quadrant_index(part["warmth"].to_numpy(dtype=float), part["competence"].to_numpy(dtype=float))
             boot[group] = bootstrap_weighted_counts(index, weights, len(QUADRANTS), n_boot, rng)
@@ -212,7 +212,7 @@ def category_shares(df: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for group in GROUPS:
         part = scored[masks[group] & scored[CATEGORY_COLUMN].notna().to_numpy()]
-        labels, weights = part[CATEGORY_COLUMN], _weights(part)
+        labels, weights = part[CATEGORY_COLUMN], design_weights(part)
         rows.append({"group": group, "n": len(part),
                      "sentences": len(part) if weights is None else int(round(float(weights.sum()))),
                      **{category: _share(labels == category, weights) for category in CATEGORIES}})
@@ -234,7 +234,7 @@ def dimension_scores(judgements: pd.DataFrame, seed: int = 0) -> pd.DataFrame:
                      "difference_ci_low": comparison.mean_difference_ci[0],
                      "difference_ci_high": comparison.mean_difference_ci[1],
                      "p_value": comparison.mann_whitney_p,
-                     **{f"top_share_{group}": _share(part[TOP_DIMENSION_COLUMN] == dimension, _weights(part))
+                     **{f"top_share_{group}": _share(part[TOP_DIMENSION_COLUMN] == dimension, design_weights(part))
                         for group, part in parts.items()}})
     table = pd.DataFrame(rows)
     table.insert(table.columns.get_loc("p_value") + 1, "p_holm", holm(table["p_value"]))
@@ -262,7 +262,7 @@ def by_group(df: pd.DataFrame, field: str, max_groups: int = 20) -> pd.DataFrame
             if rows_of.empty:
                 continue
             row: dict[str, Any] = {"group": value, "illness_type": group, "n": len(rows_of)}
-            weights = _weights(rows_of)
+            weights = design_weights(rows_of)
             if judged:
                 judging = rows_of[CATEGORY_COLUMN] == JUDGEMENT
                 judgements = rows_of[judging]
@@ -270,7 +270,7 @@ def by_group(df: pd.DataFrame, field: str, max_groups: int = 20) -> pd.DataFrame
                             "mean_judgement_strength": _mean(rows_of[STRENGTH_COLUMN], weights)})
             else:
                 judgements = rows_of
-            judgement_weights = _weights(judgements)
+            judgement_weights = design_weights(judgements)
             for score in ("warmth", "competence"):
                 values_of = judgements[score].to_numpy(dtype=float)
                 row[f"{score}_mean"] = _mean(judgements[score], judgement_weights) if values_of.size else np.nan

@@ -42,7 +42,6 @@ from corpus_audit.audit import analysis  # noqa: E402
 from corpus_audit.audit.folder import FIGURE_FORMATS, FIGURES, AuditFolder  # noqa: E402
 from corpus_audit.common.atomic import atomic_path  # noqa: E402
 from corpus_audit.common.resources import usable_cpus  # noqa: E402
-from corpus_audit.score.cascade import DESIGN_WEIGHT_COLUMN  # noqa: E402
 from corpus_audit.stigma.quadrants import GROUPS, QUADRANTS, explode_illnesses, group_masks, scored_rows  # noqa: E402
 
 #: Colour per group (the seed paper's Figure 3: mental red, physical blue); "both"-only illnesses purple.
@@ -80,15 +79,10 @@ def _group_points(df: pd.DataFrame) -> dict[str, np.ndarray]:
     return {group: xy[masks[group]] for group in GROUPS}
 
 
-def _weights_of(df: pd.DataFrame) -> np.ndarray | None:
-    """The rows' design weights after a cascade (analysis reads them too), else None."""
-    return df[DESIGN_WEIGHT_COLUMN].to_numpy(dtype=float) if DESIGN_WEIGHT_COLUMN in df else None
-
-
 def _group_weights(df: pd.DataFrame) -> dict[str, np.ndarray | None]:
     """The design weights of :func:`_group_points`' rows, or None per group without a cascade."""
     scored = scored_rows(df)
-    masks, weights = group_masks(scored), _weights_of(scored)
+    masks, weights = group_masks(scored), analysis.design_weights(scored)
     return {group: None if weights is None else weights[masks[group]] for group in GROUPS}
 
 
@@ -248,7 +242,8 @@ def _illness_points(df: pd.DataFrame) -> tuple[dict[str, np.ndarray], dict[str, 
     weights: dict[str, np.ndarray | None] = {}
     for illness, part in exploded.groupby("illnesses", sort=True):
         name = str(illness)
-        points[name], weights[name] = part[["warmth", "competence"]].to_numpy(dtype=float), _weights_of(part)
+        points[name] = part[["warmth", "competence"]].to_numpy(dtype=float)
+        weights[name] = analysis.design_weights(part)
         types = part["illness_type"][part["illness_type"].isin(GROUPS)]
         kinds[name] = str(types.mode().iloc[0]) if len(types) else (
             "both" if (part["illness_type"] == "both").any() else "unknown")

@@ -10,8 +10,9 @@ and the encoder reads
   (densities, mental vs physical, AQ-27 shares) read the band and the sample, each sentence weighted by how many
   kept sentences it stands for (``design_weight``: 1 in the band; outside it the sentences there over those of them
   sampled, about 1 / ``sample_share``), so they stay unbiased estimates of the full path's; their intervals come
-  from a bootstrap of the weighted rows (stigma/stats/weighted.py) and are honest. What sits in the band (judgements, AQ-27 dimensions) is read whole,
-  so its estimates are nearly the full path's; what spreads over every sentence is read mostly through the sample.
+  from a bootstrap of the weighted rows (stigma/stats/weighted.py) and are honest. What sits in the band
+  (judgements, AQ-27 dimensions) is read whole, so its estimates are nearly the full path's; what spreads over every
+  sentence is read mostly through the sample.
   Rank tests need a simple random sample and read the sample alone. The sample also measures the triage on this
   corpus: of its sentences the encoder scores stigmatising, the share the triage let into the band
   (:attr:`CascadeRecord.sample_recall`).
@@ -36,7 +37,8 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.score.cascade_options import AUTO_MIN_SENTENCES, CASCADE_MODES, DEFAULT_SAMPLE_SHARE
 
-__all__ = ["AUTO_MIN_SENTENCES", "CASCADE_MODES", "DEFAULT_SAMPLE_SHARE", "DESIGN_WEIGHT_COLUMN", "CascadePlan", "CascadeRecord",
+__all__ = ["AUTO_MIN_SENTENCES", "CASCADE_MODES", "DEFAULT_SAMPLE_SHARE", "DESIGN_WEIGHT_COLUMN", "CascadePlan",
+           "CascadeRecord",
            "TriageCalibration", "calibrate_triage", "cascade_runs", "check_sample_share", "plan_cascade",
            "sample_draws", "triage_stigma"]
 

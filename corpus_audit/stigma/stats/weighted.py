@@ -69,7 +69,8 @@ def bootstrap_weighted_means(values: np.ndarray, weights: np.ndarray, n_boot: in
     for start in range(0, n_boot, chunk):
         k = min(chunk, n_boot - start)
         drawn = rng.integers(0, x.size, size=(k, x.size))
-        means[start:start + k] = (w[drawn] * x[drawn]).sum(axis=1) / w[drawn].sum(axis=1)
+        drawn_weights = w[drawn]
+        means[start:start + k] = (drawn_weights * x[drawn]).sum(axis=1) / drawn_weights.sum(axis=1)
     return means
 
 
