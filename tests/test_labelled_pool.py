@@ -56,7 +56,14 @@ POOLS = ROOT / "data" / "labelled"
 
 def deconfound_pool(lang: str) -> pd.DataFrame:
     """The deconfounding sample (``--deconfound``) as drawn, before and after it is labelled."""
-    return pd.read_csv(POOLS / f"pool_{lang}_deconf.csv", dtype=str, keep_default_na=False)
+    return drawn_pool(lang, "deconf")
+
+
+def drawn_pool(lang: str, name: str) -> pd.DataFrame:
+    """The pool ``pool_LANG_NAME.csv`` as drawn (empty where the language has none)."""
+    path = POOLS / f"pool_{lang}_{name}.csv"
+    return pd.read_csv(path, dtype=str, keep_default_na=False) if path.is_file() else pd.DataFrame(
+        columns=["uid", "chunk", "sentence"])
 
 
 def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -68,7 +75,7 @@ def supplements(pool: pd.DataFrame, sampler) -> tuple[pd.DataFrame, pd.DataFrame
     short_chunk = main_chunk + (lang in sampler.SHORT_QUOTAS)
     more_chunk = short_chunk + math.ceil(quota_total(sampler.MORE_QUOTAS, lang) / sampler.MORE_CHUNK_ROWS)
     numbers, judged = chunk_numbers(pool), pool["chunk"].isin(JUDGED_CHUNKS.get(lang, ()))
-    deconfounding = pool["chunk"].isin(set(deconfound_pool(lang)["chunk"]))
+    deconfounding = pool["chunk"].isin(set(deconfound_pool(lang)["chunk"]) | set(drawn_pool(lang, "rest")["chunk"]))
     return (pool[(numbers > main_chunk) & (numbers <= short_chunk)],
             pool[(numbers > short_chunk) & (numbers <= more_chunk)],
             pool[(numbers > more_chunk) & ~judged & ~deconfounding], pool[judged])
@@ -383,7 +390,8 @@ def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
     # the labelled rows drawn before it (its own rows are appended to the file once labelled, with its sentences)
     appended = labelled[labelled["chunk"].isin(set(drawn["chunk"]))]
     assert appended.empty or appended.set_index("uid")["sentence"].equals(drawn.set_index("uid")["sentence"])
-    labelled = labelled[~labelled["chunk"].isin(set(drawn["chunk"]))]
+    # the rows drawn before it: neither its own nor a later pool's
+    labelled = labelled[~labelled["chunk"].isin(set(drawn["chunk"]) | set(drawn_pool(lang, "rest")["chunk"]))]
     real = labelled[labelled["source"] == "real"]
     assert set(sampler.POOL_COLUMNS) | {"kind", "cue", "stigma"} <= set(drawn.columns) and len(drawn) > 0
     assert (drawn["licence"] == drawn["corpus"].map(sampler.LICENCES)).all()
@@ -416,6 +424,49 @@ def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
     assert chunk_numbers(drawn).min() == chunk_numbers(real).max() + 1
     assert (drawn["double_labelled"] == "yes").all()
     assert drawn["chunk"].value_counts().max() <= sampler.DECONF_CHUNK_ROWS
+
+
+def test_the_rest_of_the_social_text_keeps_its_promises(sampler):
+    drawn, labelled = drawn_pool("en", "rest"), labelled_file("en")
+    appended = labelled[labelled["chunk"].isin(set(drawn["chunk"]))]
+    assert appended.set_index("uid")["sentence"].equals(drawn.set_index("uid")["sentence"])
+    real = labelled[labelled["source"] == "real"]
+    before = real[chunk_numbers(real) < chunk_numbers(drawn).min()]
+    # social text only, from every document out of the demo (held-out ones too), none pooled before
+    assert drawn["corpus"].isin(sampler.SOCIAL).all() and set(drawn["doc_id"].map(sampler.split_of)) == \
+        {"train", "dev", "heldout"}
+    for path in (ROOT / "demo").glob("*_en.jsonl.gz"):
+        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
+    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(before["sentence"]))
+    for sentence in before["sentence"]:
+        seen.add(sentence)
+        index.add(sentence)
+    for sentence in drawn["sentence"]:
+        assert not index.matches(sentence) and seen.add(sentence), sentence
+        index.add(sentence)
+    assert all(sampler.SCORED_WORDS[0] <= len(s.split()) <= sampler.SCORED_WORDS[1] for s in drawn["sentence"])
+    # numbered after the deconfounding sample, every chunk a sheet of at most REST_CHUNK_ROWS labelled twice
+    assert chunk_numbers(drawn).min() == chunk_numbers(deconfound_pool("en")).max() + 1
+    assert (drawn["double_labelled"] == "yes").all() and (appended["label_2"] != "").all()
+    assert drawn["chunk"].value_counts().max() <= sampler.REST_CHUNK_ROWS
+
+
+def test_a_second_reader_read_every_social_sentence_labelled_once():
+    """data/labelled/second_reading_en.csv: every real sentence of Civil Comments and MLMA that one labeller had
+    labelled, read again blind by docs/labelling.md; where the two differed a third reader adjudicated and the
+    changes are corrections. Agreement with the labels as they now stand (Cohen's kappa)."""
+    from corpus_audit.stigma.stats.reliability import agreement
+
+    second = pd.read_csv(POOLS / "second_reading_en.csv", dtype=str, keep_default_na=False)
+    labelled = labelled_file("en").set_index("uid")
+    once = labelled[(labelled["source"] == "real") & (labelled["double_labelled"] == "no")
+                    & labelled["corpus"].isin(["civil_comments_toxic_spans_en", "mlma_tweets_en"])]
+    assert set(second["uid"]) == set(once.index) and second["uid"].is_unique
+    for field in ("stigmatising", "category"):
+        result = agreement(once.loc[second["uid"], field].tolist(), second[field].tolist())
+        assert result["kappa"] >= 0.9, (field, result)
+    corrected = pd.read_csv(POOLS / "corrections.csv", dtype=str, keep_default_na=False)
+    assert corrected["reason"].str.startswith("second reading").sum() > 0
 
 
 # Sentences written for these tests.
