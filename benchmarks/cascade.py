@@ -243,7 +243,7 @@ def heldout(lang: str, share: float, seed: int = 0) -> dict:
     texts, forms = [data.texts[i] for i in rows], [data.mention_forms[i] for i in rows]
     truth = data.stigmatising[rows]
     full = axes.stigma_score(embedder.encode(texts), texts, forms)
-    plan = plan_cascade(axes, texts, share, seed)
+    plan = plan_cascade(axes, texts, share, seed, forms)
     stigma = plan.combine(full[plan.encoded, None].repeat(len(OUTPUT_COLUMNS), axis=1))[
         :, OUTPUT_COLUMNS.index(STIGMA_COLUMN)]
     recall = {name: float((score[truth] >= 0.5).mean()) for name, score in (("full", full), ("cascade", stigma))}

@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from corpus_audit.corpus.matcher import mention_forms
 from corpus_audit.corpus.select import mask_mentions
 from corpus_audit.embed import load_embedder
 from corpus_audit.languages import LANGUAGES, get_language
@@ -48,13 +49,14 @@ def full_path(axes: SCMAxes, embedder, texts: list[str], forms: list[tuple[str, 
 
 
 def corpus_sentences(paths: list[Path], lang: str) -> tuple[list[str], list[tuple[str, ...]]]:
-    """The distinct kept sentences of filtered.parquet files, masked as an audit masks them, and their forms."""
+    """The distinct kept sentences of filtered.parquet files, masked as an audit masks them, and what the stigma
+    score reads of their mentions."""
     mask = get_language(lang).mask
     texts, forms = [], []
     for path in paths:
-        frame = pd.read_parquet(path, columns=["sentence", "term_offsets", "forms"]).drop_duplicates("sentence")
+        frame = pd.read_parquet(path, columns=["sentence", "terms", "term_offsets", "forms"]).drop_duplicates("sentence")
         texts += [prepare_text(mask_mentions(s, o, mask))[0] for s, o in zip(frame["sentence"], frame["term_offsets"])]
-        forms += [tuple(f) for f in frame["forms"]]
+        forms += [mention_forms(f, t) for f, t in zip(frame["forms"], frame["terms"])]
     return texts, forms
 
 
@@ -78,7 +80,7 @@ def main() -> None:
         more_texts, more_forms = corpus_sentences(args.distil, args.lang)
         texts, forms = texts + more_texts, forms + more_forms
         teacher = (full_path(axes, embedder, texts, forms) >= STIGMA_DECISION).astype(int)
-        head = TextHead(TRIAGE_CLASSES).fit(texts, teacher, C=DISTIL_C)
+        head = TextHead(TRIAGE_CLASSES).fit(texts, teacher, C=DISTIL_C, forms=forms)
         distilled = {"distilled_from": {"labelled_train": len(train), "corpus_sentences": len(more_texts),
                                         "corpora": [p.name for p in args.distil],
                                         "full_path_stigmatising": int(teacher.sum()), "C": DISTIL_C}}

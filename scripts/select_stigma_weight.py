@@ -103,7 +103,7 @@ def main() -> None:
         weights = source_weights(data, dev, weight)
         text_scores = {text_C: None if text_C is None else fit_stigma_text_head(data, train, weight, C=text_C,
                                                                                 target=target)
-                       .predict_proba(dev_texts)[:, -1] for text_C in TEXT_CS}
+                       .predict_proba(dev_texts, dev_forms)[:, -1] for text_C in TEXT_CS}
         for C, forms in product(CS, ((), FORMS)):
             features = stigma_features(X[dev], dev_forms, forms)
             score = fit_stigma_head(X, data, train, weight, C=C, forms=forms, target=target) \

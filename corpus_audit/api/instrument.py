@@ -31,7 +31,7 @@ from corpus_audit.common.errors import UserError
 from corpus_audit.corpus.documents import Document, ReaderOptions, ReadStats
 from corpus_audit.corpus.filter import CorpusSpec, iter_kept_sentences
 from corpus_audit.corpus.kept import BASE_COLUMNS, FilterSummary, KeptSentence
-from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, IllnessMatcher, default_lexicon_path
+from corpus_audit.corpus.matcher import DEFAULT_TERM_SET, IllnessMatcher, default_lexicon_path, mention_forms
 from corpus_audit.corpus.readers import iter_documents
 from corpus_audit.corpus.segment import Segmenter
 from corpus_audit.corpus.select import mask_mentions
@@ -155,12 +155,12 @@ class Instrument:
                 for match in self.matcher.find(text)]
 
     def _masked(self, text: str) -> tuple[str, tuple[str, ...]]:
-        """``text`` as the instrument reads it (masked, unless the instrument keeps mentions), and the forms of its
-        mentions."""
+        """``text`` as the instrument reads it (masked, unless the instrument keeps mentions), and what the stigma
+        score reads of its mentions (:func:`~corpus_audit.corpus.matcher.mention_forms`)."""
         matches = self.matcher.find(text)
         masked = mask_mentions(text, [(match.start, match.end) for match in matches],
                                self.language.mask) if self.mask_terms else text
-        return masked, tuple(sorted({match.form for match in matches}))
+        return masked, mention_forms([match.form for match in matches], [match.surface for match in matches])
 
     def score_sentences(self, texts: Sequence[str] | str) -> pd.DataFrame:
         """One row per text: ``sentence`` (as given), then the columns of ``corpus-audit score``: warmth,
@@ -176,7 +176,7 @@ class Instrument:
 
     def _cascade_project(self, texts: list[str], forms: Forms = None) -> Any:
         """:meth:`_project` through the cascade: the encoder on the band and the random sample only."""
-        plan = plan_cascade(self._scorer.axes(), texts, *self.cascade)
+        plan = plan_cascade(self._scorer.axes(), texts, *self.cascade, forms)
         chosen, chosen_forms = plan.for_encoder(texts, forms)
         encoded = self._scorer.project(chosen, chosen_forms) if chosen \
             else np.empty((0, len(OUTPUT_COLUMNS)), dtype=np.float32)
@@ -262,7 +262,7 @@ class Instrument:
         texts = [mask_mentions(sentence, offsets, mask) if self.mask_terms else sentence
                  for sentence, offsets in zip(rows["sentence"], rows["term_offsets"])]
         # score_with embeds each distinct text once, as the audit scores each distinct sentence once
-        forms = [tuple(sentence_forms) for sentence_forms in rows["forms"]]
+        forms = [mention_forms(sentence_forms, terms) for sentence_forms, terms in zip(rows["forms"], rows["terms"])]
         sentences = add_score_columns(rows.drop(columns="term_offsets"),
                                       score_with(texts, self._cascade_project if self.cascade else self._project,
                                                  forms=forms), quadrant=True)

@@ -168,6 +168,7 @@ def _score_depends(run: AuditRun) -> dict[str, Any]:
 
 def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     from corpus_audit.audit.score_parts import ScoreParts
+    from corpus_audit.corpus.matcher import mention_forms
     from corpus_audit.corpus.select import mask_mentions, select_sentences
     from corpus_audit.score.cascade import (DESIGN_WEIGHT_COLUMN, ENCODER, IN_SAMPLE_COLUMN, SCORED_BY_COLUMN,
                                             TRIAGE, TriageCalibration, cascade_runs, plan_cascade)
@@ -178,15 +179,15 @@ def _run_score(run: AuditRun, depends_on: dict[str, Any]) -> None:
     mask = get_language(options.lang).mask
     texts = [mask_mentions(sentence, offsets, mask) if options.mask_terms else sentence
              for sentence, offsets in zip(frame["sentence"], frame["term_offsets"])]
-    # The stigma head reads the forms of each sentence's mentions (the mask erases them).
-    forms = [tuple(sentence_forms) for sentence_forms in frame["forms"]]
+    # The stigma head reads the forms of each sentence's mentions and its slang words (the mask erases them).
+    forms = [mention_forms(sentence_forms, terms) for sentence_forms, terms in zip(frame["forms"], frame["terms"])]
     started = time.perf_counter()
     scorer = make_scorer(options.model_spec(), options.engine)
     plan = None
     if cascade_runs(options.cascade, len(texts)) and not (
             options.cascade == "auto" and TriageCalibration.of(scorer.axes()) is None):
         plan = plan_cascade(scorer.axes(), [prepare_text(text)[0] for text in texts], options.cascade_sample,
-                            options.seed)
+                            options.seed, forms)
         run.log(f"score: cascade: the encoder reads {int(plan.encoded.sum()):,} of {len(texts):,} sentences "
                 f"({int(plan.band.sum()):,} in the triage band, {int(plan.sample.sum()):,} in the random sample)")
         texts, forms = plan.for_encoder(texts, forms)

@@ -46,12 +46,25 @@ _CASES = ("any", "exact", "not_title")
 #: (mental illness, the disabled, conditions outside the seed list), ``person`` (addicts), ``adjective`` (depressed),
 #: ``slang`` (psycho, loco) or ``treatment`` (psych ward, manicomio). A lexicon without the column is all diagnosis.
 FORMS = ("diagnosis", "generic", "person", "adjective", "slang", "treatment")
+#: Before a slang mention's word among the forms the stigma score reads (:func:`mention_forms`).
+SLANG_WORD = "slang:"
 #: ``paper``: the diagnosis rows only (the seed paper's method); ``extended``: every row.
 TERM_SETS = ("paper", "extended")
 DEFAULT_TERM_SET = "extended"
 #: Shared rules (``rule,exclude_context,require_context,note``), read from beside the lexicon that names them.
 RULES_FILE_NAME = "context_rules.csv"
 _RULE_COLUMNS = ("rule", "exclude_context")
+
+
+def mention_forms(forms: Sequence[str], surfaces: Sequence[str]) -> tuple[str, ...]:
+    """What the stigma score reads of a sentence's mentions, which the mask erases: their ``forms`` (sorted, each
+    once) and then, for each slang mention, its word, lower-cased (``slang:mad``; ``surfaces[i]`` is the word of the
+    mention of form ``forms[i]``). The mask turns a slur ("retard"), a milder word ("crazy") and a false friend
+    ("mad" for angry, not a mention by the labelling guideline) into the same phrase; their words tell them apart."""
+    if len(forms) != len(surfaces):
+        raise ValueError(f"{len(forms)} forms for {len(surfaces)} mentions")
+    words = {SLANG_WORD + surface.lower() for form, surface in zip(forms, surfaces) if form == "slang"}
+    return tuple(sorted(set(forms))) + tuple(sorted(words))
 
 
 def _fold_char(char: str) -> str:

@@ -42,10 +42,13 @@ class MentionMasker:
         return self.with_forms(text)[0]
 
     def with_forms(self, text: str) -> tuple[str, tuple[str, ...]]:
-        """``text`` masked, and the forms of the mentions masked in it (sorted, each once)."""
+        """``text`` masked, and what the stigma score reads of the mentions masked in it
+        (:func:`~corpus_audit.corpus.matcher.mention_forms`)."""
+        from corpus_audit.corpus.matcher import mention_forms
+
         matches = self.matcher.find(text)
         return (mask_mentions(text, [(match.start, match.end) for match in matches], self.mask),
-                tuple(sorted({match.form for match in matches})))
+                mention_forms([match.form for match in matches], [match.surface for match in matches]))
 
 
 def select_sentences(filtered: Path, max_sentences: int | None, seed: int,

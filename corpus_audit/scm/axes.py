@@ -74,7 +74,7 @@ def stigma_class_probabilities(head: ClassifierHead, text_head: TextHead | None,
         return probabilities
     if texts is None or len(texts) != len(X):
         raise ValueError("these axes score the stigma of the text as well: pass the texts of the embeddings")
-    return (probabilities + text_head.predict_proba(texts)) / 2
+    return (probabilities + text_head.predict_proba(texts, forms)) / 2
 
 
 def stigma_probability(head: ClassifierHead, text_head: TextHead | None, X: np.ndarray,

@@ -83,7 +83,7 @@ RECIPES = {
                       pairs_per_template=150, extra_lexicon="scm_extended.csv", judgement=True, judgement_repeats=4,
                       stigma_heads=(StigmaSettings("en", 0.5, 0.3, 4.0, forms=True, target="category",
                                                    gate_reads_stigma=True),
-                                    StigmaSettings("es", 0.5, 3.0, 4.0, forms=True, target="category",
+                                    StigmaSettings("es", 0.3, 3.0, 4.0, forms=True, target="category",
                                                    gate_reads_stigma=True))),
 }
 DEFAULT_RECIPE = "default"

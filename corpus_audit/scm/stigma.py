@@ -99,6 +99,23 @@ class StigmaData:
         return np.flatnonzero(np.isin(self.split, splits) & np.isin(self.source, sources))
 
 
+def labelled_mention_forms(sentence: str, terms: str, form: str, matcher) -> tuple[str, ...]:
+    """What the stigma score reads of a labelled sentence's mentions, as an audit knows them
+    (:func:`~corpus_audit.corpus.matcher.mention_forms`): those ``matcher`` finds, and its labelled mentions
+    (``terms``, ``;``-separated) where the labelled ``form`` is one of the lexicon's: the labelled form counts among
+    the forms, and a labelled term is a slang word where the matcher finds it as one, or, where it does not find
+    it, where the labelled form is slang."""
+    from corpus_audit.corpus.matcher import FORMS, SLANG_WORD, mention_forms
+
+    matches = matcher.find(sentence)
+    found = {match.surface.lower(): match.form for match in matches}
+    labelled = [term.strip() for term in terms.split(";") if term.strip()] if form in FORMS else []
+    described = mention_forms([match.form for match in matches] + [found.get(term.lower(), form) for term in labelled],
+                              [match.surface for match in matches] + labelled)
+    words = tuple(entry for entry in described if entry.startswith(SLANG_WORD))
+    return tuple(sorted(set(described[:len(described) - len(words)]) | ({form} if labelled else set()))) + words
+
+
 def mask_labelled(sentence: str, terms: str, masker) -> str:
     """``sentence`` with each ``;``-separated labelled mention (whole words, any case) and then every mention
     ``masker`` (:class:`~corpus_audit.corpus.select.MentionMasker`) finds replaced by the mask phrase."""
@@ -111,7 +128,6 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
     """The labelled sentences of ``lang``, masked; a bad row stops with the file and line."""
     import pandas as pd
 
-    from corpus_audit.corpus.matcher import FORMS
     from corpus_audit.corpus.select import MentionMasker
 
     path = path or data_dir("templates") / lang / STIGMA_FILE
@@ -133,9 +149,8 @@ def load_stigma_data(lang: str, path: Path | None = None) -> StigmaData:
         if problem:
             raise TemplateError(f"{path}, line {line}: {problem}")
     masker = MentionMasker(lang)
-    mention_forms = [tuple(sorted({match.form for match in masker.matcher.find(sentence)}
-                                  | ({form} if form in FORMS else set())))
-                     for sentence, form in zip(table["sentence"], table["form"])]
+    mention_forms = [labelled_mention_forms(sentence, terms, form, masker.matcher)
+                     for sentence, terms, form in zip(table["sentence"], table["matched_term"], table["form"])]
     return StigmaData(texts=[mask_labelled(s, t, masker) for s, t in zip(table["sentence"], table["matched_term"])],
                       stigmatising=(table["stigmatising"] == "yes").to_numpy(), split=table["split"].to_numpy(),
                       source=table["source"].to_numpy(), form=table["form"].to_numpy(), path=path,
@@ -201,7 +216,8 @@ def fit_stigma_text_head(data: StigmaData, rows: np.ndarray, written_weight: flo
     weights = source_weights(data, rows, written_weight)
     keep = rows[weights > 0]
     return TextHead(STIGMA_TARGETS[target]).fit([data.texts[i] for i in keep], stigma_labels(data, keep, target),
-                                                C=C, sample_weight=weights[weights > 0])
+                                                C=C, sample_weight=weights[weights > 0],
+                                                forms=[data.mention_forms[i] for i in keep])
 
 
 def resampled_rows(truth: np.ndarray, groups: np.ndarray | None = None, n_boot: int = 2000,

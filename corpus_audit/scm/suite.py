@@ -23,7 +23,7 @@ import numpy as np
 
 from corpus_audit.common.csv_rows import read_csv_rows
 from corpus_audit.common.resources import data_dir
-from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, load_stigma_data, mask_labelled
+from corpus_audit.scm.stigma import StigmaData, bootstrap_auc, labelled_mention_forms, load_stigma_data, mask_labelled
 from corpus_audit.scm.templates import TemplateError
 from corpus_audit.stigma.judgement import CATEGORIES, STIGMA_DECISION
 
@@ -57,7 +57,6 @@ def load_functions(path: Path | None = None) -> dict[str, str]:
 def load_suite(lang: str, path: Path | None = None) -> StigmaData:
     """The suite's cases of ``lang``, masked as an audit masks (source ``suite``); a bad row stops with the file
     and line."""
-    from corpus_audit.corpus.matcher import FORMS
     from corpus_audit.corpus.select import MentionMasker
 
     path = path or suite_path(lang)
@@ -84,9 +83,8 @@ def load_suite(lang: str, path: Path | None = None) -> StigmaData:
                       stigmatising=column["stigmatising"] == "yes", split=column["split"],
                       source=np.full(len(table), "suite", dtype=object), form=column["form"], path=path,
                       category=column["category"], doc_id=column["template_id"],
-                      mention_forms=[tuple(sorted({match.form for match in masker.matcher.find(row["sentence"])}
-                                                  | ({row["form"]} if row["form"] in FORMS else set())))
-                                     for row in table],
+                      mention_forms=[labelled_mention_forms(row["sentence"], row["matched_term"], row["form"],
+                                                            masker.matcher) for row in table],
                       function=column["function"])
 
 

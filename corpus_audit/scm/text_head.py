@@ -7,6 +7,12 @@ alone, most of all within one corpus of social text (docs/stigma_score.md). scik
 only the vocabulary, the idf weights and the coefficients, in numpy and the standard library, and reproduces
 scikit-learn's ``TfidfVectorizer`` (default token pattern, lower-cased, ``sublinear_tf``, l2 norm) followed by
 ``LogisticRegression.predict_proba`` (checked in the tests).
+
+Given the mention forms of each sentence (:func:`~corpus_audit.corpus.matcher.mention_forms`), the head also reads
+the word of each slang mention, one token after the masked text (``slangwordmad``): the mask erases "mad" (angry,
+not a mention), "crazy" and "retard" alike. On dev this raised real AUC from 0.947 to 0.955 (English) and 0.923 to
+0.935 (Spanish), most within one corpus of comments (docs/stigma_score.md). A head fitted without them has none of
+these tokens in its vocabulary and reads the same text as before.
 """
 
 from __future__ import annotations
@@ -17,10 +23,27 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from corpus_audit.corpus.matcher import SLANG_WORD
+
 #: scikit-learn's default token pattern: words of two or more word characters.
 TOKEN = re.compile(r"(?u)\b\w\w+\b")
 NGRAMS = (1, 2)
 MIN_DF = 2
+
+
+_NON_WORD = re.compile(r"\W+")
+
+
+def head_texts(texts: Sequence[str], forms: Sequence[Sequence[str]] | None) -> list[str]:
+    """What the head reads of ``texts``: each followed by a token for each slang word among its ``forms``
+    (``slang:nut job`` -> ``slangwordnutjob``); ``texts`` as they are without forms."""
+    if forms is None:
+        return list(texts)
+    if len(forms) != len(texts):
+        raise ValueError(f"{len(forms)} form lists for {len(texts)} texts")
+    return [text + "".join(f" slangword{_NON_WORD.sub('', entry[len(SLANG_WORD):])}" for entry in entries
+                           if entry.startswith(SLANG_WORD))
+            for text, entries in zip(texts, forms)]
 
 
 def ngrams(text: str) -> list[str]:
@@ -45,14 +68,14 @@ class TextHead:
         self._index: dict[str, int] | None = None
 
     def fit(self, texts: Sequence[str], labels: np.ndarray, *, C: float = 1.0,
-            sample_weight: np.ndarray | None = None) -> TextHead:
-        """Fit on ``texts`` and ``labels`` (indices into ``classes``), classes balanced; n-grams in fewer than
-        ``MIN_DF`` texts are dropped."""
+            sample_weight: np.ndarray | None = None, forms: Sequence[Sequence[str]] | None = None) -> TextHead:
+        """Fit on ``texts`` (with their mention ``forms``: :func:`head_texts`) and ``labels`` (indices into
+        ``classes``), classes balanced; n-grams in fewer than ``MIN_DF`` texts are dropped."""
         from sklearn.feature_extraction.text import TfidfVectorizer
         from sklearn.linear_model import LogisticRegression
 
         vectoriser = TfidfVectorizer(ngram_range=NGRAMS, min_df=MIN_DF, sublinear_tf=True)
-        features = vectoriser.fit_transform(list(texts))
+        features = vectoriser.fit_transform(head_texts(texts, forms))
         model = LogisticRegression(C=C, max_iter=5000, class_weight="balanced")
         model.fit(features, np.asarray(labels), sample_weight=sample_weight)
         vocabulary = sorted(vectoriser.vocabulary_, key=vectoriser.vocabulary_.get)
@@ -68,11 +91,12 @@ class TextHead:
             self._index = {gram: column for column, gram in enumerate(self.arrays["vocabulary"].tolist())}
         return self._index
 
-    def decision(self, texts: Sequence[str]) -> np.ndarray:
-        """The logits of each text: shape (n,), the second class's, for two classes; (n, k) for more."""
+    def decision(self, texts: Sequence[str], forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+        """The logits of each text (with its mention ``forms``: :func:`head_texts`): shape (n,), the second
+        class's, for two classes; (n, k) for more."""
         idf, coef = self.arrays["idf"], self.arrays["coef"]
         out = np.zeros((len(texts), *coef.shape[1:]), dtype=np.float64)
-        for row, text in enumerate(texts):
+        for row, text in enumerate(head_texts(texts, forms)):
             counts = Counter(column for column in map(self.index.get, ngrams(text)) if column is not None)
             if not counts:
                 continue
@@ -82,9 +106,9 @@ class TextHead:
         intercept = self.arrays["intercept"]
         return out + (intercept[0] if len(self.classes) == 2 else intercept)
 
-    def predict_proba(self, texts: Sequence[str]) -> np.ndarray:
-        """Class probabilities, shape (n, len(classes))."""
-        logits = self.decision(texts)
+    def predict_proba(self, texts: Sequence[str], forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+        """Class probabilities, shape (n, len(classes)) (``forms``: as :meth:`decision` takes them)."""
+        logits = self.decision(texts, forms)
         if len(self.classes) == 2:
             positive = 1.0 / (1.0 + np.exp(-logits))
             return np.stack([1.0 - positive, positive], axis=1)

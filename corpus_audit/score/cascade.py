@@ -90,14 +90,15 @@ class TriageCalibration:
         return asdict(self)
 
 
-def triage_stigma(axes: SCMAxes, texts: Sequence[str]) -> np.ndarray:
-    """The triage's stigma of (masked, prepared) ``texts``: the stigma text head's p(stigmatising) through the
-    axes' calibration (the stigma score's scale), or the probability of a triage head of the axes' own (distilled
-    from the full path's decisions where the score has no text head)."""
+def triage_stigma(axes: SCMAxes, texts: Sequence[str], forms: Sequence[Sequence[str]] | None = None) -> np.ndarray:
+    """The triage's stigma of (masked, prepared) ``texts`` whose mentions have ``forms`` (as the stigma score takes
+    them; None: not known): the stigma text head's p(stigmatising) through the axes' calibration (the stigma score's
+    scale), or the probability of a triage head of the axes' own (distilled from the full path's decisions where the
+    score has no text head)."""
     from corpus_audit.scm.axes import calibrated
 
     head = axes.triage_head
-    probability = head.predict_proba(list(texts))[:, -1]
+    probability = head.predict_proba(list(texts), forms)[:, -1]
     if head is axes.stigma_text_head:
         return calibrated(probability, getattr(axes, "stigma_calibration_", None))
     return probability
@@ -127,10 +128,11 @@ def calibrate_triage(axes: SCMAxes, encode: Callable[[list[str]], np.ndarray], d
     def measure(rows: np.ndarray, threshold: float | None) -> tuple[float, dict[str, Any]]:
         scorer = unseen_dev if threshold is None and unseen_dev is not None else axes
         texts = [data.texts[i] for i in rows]
-        flagged = scorer.stigma_score(encode(texts), texts, [data.mention_forms[i] for i in rows]) >= STIGMA_DECISION
+        forms = [data.mention_forms[i] for i in rows]
+        flagged = scorer.stigma_score(encode(texts), texts, forms) >= STIGMA_DECISION
         labelled = data.stigmatising[rows].astype(bool)
         positive = flagged | labelled
-        triage = triage_stigma(scorer, texts)
+        triage = triage_stigma(scorer, texts, forms)
         if threshold is None:  # no stigmatising dev sentence to calibrate on: the encoder reads everything
             threshold = float(np.quantile(triage[positive], 1.0 - target_recall, method="lower")) \
                 if positive.any() else 0.0
@@ -219,13 +221,15 @@ class CascadePlan:
                              sample_stigmatising_in_band=int((positive & self.band).sum()))
 
 
-def plan_cascade(axes: SCMAxes, texts: Sequence[str], sample_share: float, seed: int) -> CascadePlan:
-    """The plan for distinct prepared ``texts`` with ``axes`` (which must carry a triage calibration)."""
+def plan_cascade(axes: SCMAxes, texts: Sequence[str], sample_share: float, seed: int,
+                 forms: Sequence[Sequence[str]] | None = None) -> CascadePlan:
+    """The plan for distinct prepared ``texts`` (whose mentions have ``forms``, as the stigma score takes them) with
+    ``axes`` (which must carry a triage calibration)."""
     calibration = TriageCalibration.of(axes)
     if calibration is None:
         raise UserError("these axes carry no triage calibration, so the cascade cannot choose the sentences the "
                         "encoder must read: run with --cascade off (the shipped axes carry one)")
-    triage = triage_stigma(axes, texts)
+    triage = triage_stigma(axes, texts, forms)
     return CascadePlan(triage, triage >= calibration.threshold, sample_draws(texts, seed) < sample_share,
                        calibration, sample_share)
 

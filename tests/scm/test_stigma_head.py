@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sklearn.metrics import f1_score, roc_auc_score
 
-from corpus_audit.corpus.matcher import FORMS
+from corpus_audit.corpus.matcher import FORMS, SLANG_WORD, mention_forms
 from corpus_audit.scm.axes import STIGMA_CLASSES, AxesFileError, SCMAxes, form_indicators
 from corpus_audit.scm.columns import OUTPUT_COLUMNS, STIGMA_COLUMN
 from corpus_audit.scm.heads import ClassifierHead
@@ -274,9 +274,11 @@ def test_every_lexicon_form_of_a_sentence_is_known_to_the_stigma_data(tmp_path):
     path = tmp_path / "stigma_labelled.csv"
     table.to_csv(path, index=False)
     data = load_stigma_data("en", path)
-    assert data.mention_forms[1] == ("diagnosis", "slang")
-    assert set(data.mention_forms[0]) <= set(FORMS) and "diagnosis_extra" not in data.mention_forms[0]
-    assert data.subset(np.array([1])).mention_forms == [("diagnosis", "slang")]
+    # the forms, then the word of each slang mention (the mask erases it; the text head reads it)
+    assert data.mention_forms[1] == ("diagnosis", "slang", "slang:lunatics")
+    forms = [form for form in data.mention_forms[0] if not form.startswith(SLANG_WORD)]
+    assert set(forms) <= set(FORMS) and "diagnosis_extra" not in forms
+    assert data.subset(np.array([1])).mention_forms == [("diagnosis", "slang", "slang:lunatics")]
 
 
 def test_form_indicators_mark_each_sentences_forms_in_the_order_given():
@@ -406,3 +408,11 @@ def test_the_calibration_is_monotone_and_travels_with_the_axes(labelled, tmp_pat
     np.savez(tmp_path / "odd.npz", **{**arrays, "header": np.array(json.dumps(header))})
     with pytest.raises(AxesFileError, match="odd.npz"):
         SCMAxes.load(tmp_path / "odd.npz")
+
+
+def test_mention_forms_are_the_forms_once_then_each_slang_word():
+    assert mention_forms(["slang", "diagnosis", "slang", "slang"], ["Retard", "depression", "mad", "retard"]) == \
+        ("diagnosis", "slang", "slang:mad", "slang:retard")
+    assert mention_forms([], []) == ()
+    with pytest.raises(ValueError, match="2 forms for 1 mentions"):
+        mention_forms(["slang", "slang"], ["mad"])

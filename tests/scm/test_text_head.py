@@ -7,7 +7,7 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from corpus_audit.scm.text_head import TextHead, ngrams
+from corpus_audit.scm.text_head import TextHead, head_texts, ngrams
 
 TRAIN = ["they are scum and should be locked up", "lock them up they are dangerous scum",
          "lazy people with this condition are a burden", "a burden and lazy, every one of them",
@@ -47,3 +47,28 @@ def test_ngrams_are_scikit_learns():
 def test_a_text_head_has_at_least_two_classes():
     with pytest.raises(ValueError, match="at least two classes"):
         TextHead(("a",))
+
+
+# Sentences written for these tests: the mask erases the slang word; the forms keep it.
+SLANG_TRAIN = ["you are a this condition", "what a this condition you are", "he is such a this condition",
+               "she is a total this condition", "the boss is this condition about it", "they were this condition at me",
+               "i was so this condition that day", "everyone got this condition about the rain"]
+SLANG_FORMS = [("slang", "slang:retard")] * 4 + [("slang", "slang:mad")] * 4
+SLANG_LABELS = np.array([1, 1, 1, 1, 0, 0, 0, 0])
+
+
+def test_the_head_reads_each_slang_word_as_a_token_after_the_masked_text():
+    assert head_texts(["a this condition", "b"], [("slang", "slang:nut job", "slang:mad"), ("diagnosis",)]) == \
+        ["a this condition slangwordnutjob slangwordmad", "b"]
+    assert head_texts(["a"], None) == ["a"]
+    with pytest.raises(ValueError, match="1 form lists for 2 texts"):
+        head_texts(["a", "b"], [()])
+    head = TextHead(("no", "yes")).fit(SLANG_TRAIN, SLANG_LABELS, C=10.0, forms=SLANG_FORMS)
+    assert {"slangwordretard", "slangwordmad"} <= set(head.arrays["vocabulary"].tolist())
+    # the same masked sentence, told apart by its slang word
+    retard, mad = head.predict_proba(["the man is this condition"] * 2, [SLANG_FORMS[0], SLANG_FORMS[-1]])[:, 1]
+    assert retard > 0.5 > mad
+    # a head fitted without forms has no slang token: forms change nothing it reads
+    plain = TextHead(("no", "yes")).fit(TRAIN, LABELS)
+    np.testing.assert_array_equal(plain.predict_proba(UNSEEN, [("slang", "slang:retard")] * len(UNSEEN)),
+                                  plain.predict_proba(UNSEEN))

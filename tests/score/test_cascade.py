@@ -96,6 +96,15 @@ def test_the_shipped_english_triage_is_the_stigma_text_head_on_the_score_scale()
     texts = ["people with this condition are dangerous scum", "i was told i have this condition today"]
     expected = calibrated(axes.stigma_text_head.predict_proba(texts)[:, -1], axes.stigma_calibration_)
     np.testing.assert_allclose(triage_stigma(axes, texts), expected)
+    # it reads each sentence's slang words as the score's text head does: a slur and a false friend apart
+    masked = ["the man is this condition"] * 2
+    forms = [("slang", "slang:retard"), ("slang", "slang:mad")]
+    slur, angry = triage_stigma(axes, masked, forms)
+    np.testing.assert_allclose([slur, angry], calibrated(axes.stigma_text_head.predict_proba(masked, forms)[:, -1],
+                                                         axes.stigma_calibration_))
+    assert slur > angry
+    assert plan_cascade(axes, masked, 0.0, 0, forms).band.tolist() == list(
+        triage_stigma(axes, masked, forms) >= calibration.threshold)
 
 
 def test_the_default_axes_of_each_language_carry_a_triage():
