@@ -384,6 +384,19 @@ def test_corrections_are_in_the_labelled_files_and_bad_ones_are_refused(builder,
         builder.correct(labelled_file("en"), "en", corrections.assign(uid="en-99999").head(1))
 
 
+def assert_new_and_out_of_demo(drawn: pd.DataFrame, pooled: pd.DataFrame, lang: str, sampler) -> None:
+    """No ``drawn`` sentence comes from a demo document, nor is a near-duplicate of a ``pooled`` one or of another."""
+    for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
+        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
+    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(pooled["sentence"]))
+    for sentence in pooled["sentence"]:
+        seen.add(sentence)
+        index.add(sentence)
+    for sentence in drawn["sentence"]:
+        assert not index.matches(sentence) and seen.add(sentence), sentence
+        index.add(sentence)
+
+
 @pytest.mark.parametrize("lang", ["en", "es"])
 def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
     drawn, labelled = deconfound_pool(lang), labelled_file(lang)
@@ -410,15 +423,7 @@ def test_the_deconfounding_pool_keeps_its_promises(lang, sampler):
                    if is_social)
     # from every document out of the demo (held-out ones too), new: no labelled sentence nor a near-duplicate of
     # one, nor of each other
-    for path in (ROOT / "demo").glob(f"*_{lang}.jsonl.gz"):
-        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
-    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(real["sentence"]))
-    for sentence in real["sentence"]:
-        seen.add(sentence)
-        index.add(sentence)
-    for sentence in drawn["sentence"]:
-        assert not index.matches(sentence) and seen.add(sentence), sentence
-        index.add(sentence)
+    assert_new_and_out_of_demo(drawn, real, lang, sampler)
     # numbered after the labelled rows and chunks, every chunk labelled twice, each a sheet of at most 175 rows
     assert not set(drawn["uid"]) & set(labelled["uid"])
     assert chunk_numbers(drawn).min() == chunk_numbers(real).max() + 1
@@ -435,15 +440,7 @@ def test_the_rest_of_the_social_text_keeps_its_promises(sampler):
     # social text only, from every document out of the demo (held-out ones too), none pooled before
     assert drawn["corpus"].isin(sampler.SOCIAL).all() and set(drawn["doc_id"].map(sampler.split_of)) == \
         {"train", "dev", "heldout"}
-    for path in (ROOT / "demo").glob("*_en.jsonl.gz"):
-        assert not drawn["doc_id"].isin(pd.read_json(path, lines=True, dtype={"id": str})["id"]).any()
-    seen, index = sampler.NearDuplicates(), sampler.NearDuplicateIndex(sampler.frequent_words(before["sentence"]))
-    for sentence in before["sentence"]:
-        seen.add(sentence)
-        index.add(sentence)
-    for sentence in drawn["sentence"]:
-        assert not index.matches(sentence) and seen.add(sentence), sentence
-        index.add(sentence)
+    assert_new_and_out_of_demo(drawn, before, "en", sampler)
     assert all(sampler.SCORED_WORDS[0] <= len(s.split()) <= sampler.SCORED_WORDS[1] for s in drawn["sentence"])
     # numbered after the deconfounding sample, every chunk a sheet of at most REST_CHUNK_ROWS labelled twice
     assert chunk_numbers(drawn).min() == chunk_numbers(deconfound_pool("en")).max() + 1
