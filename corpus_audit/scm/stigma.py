@@ -112,8 +112,8 @@ def labelled_mention_forms(sentence: str, terms: str, form: str, matcher) -> tup
     labelled = [term.strip() for term in terms.split(";") if term.strip()] if form in FORMS else []
     described = mention_forms([match.form for match in matches] + [found.get(term.lower(), form) for term in labelled],
                               [match.surface for match in matches] + labelled)
-    words = tuple(entry for entry in described if entry.startswith(SLANG_WORD))
-    return tuple(sorted(set(described[:len(described) - len(words)]) | ({form} if labelled else set()))) + words
+    forms = {entry for entry in described if not entry.startswith(SLANG_WORD)} | ({form} if labelled else set())
+    return tuple(sorted(forms)) + tuple(entry for entry in described if entry.startswith(SLANG_WORD))
 
 
 def mask_labelled(sentence: str, terms: str, masker) -> str:
