@@ -28,12 +28,33 @@ VOLATILE = ("seconds", "megabytes_per_second", "output", "engine", "ray_workers"
 SCORE_TOLERANCE = 1e-5
 
 
+#: How long the module's teardown waits for ``ray.shutdown()`` (it takes a second or two when it returns).
+SHUTDOWN_SECONDS = 60
+
+
 @pytest.fixture(scope="module")
 def ray_session():
     ray = pytest.importorskip("ray")
     ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
     yield ray
-    ray.shutdown()
+    shutdown_or_go_on(ray)
+
+
+def shutdown_or_go_on(ray, seconds: float = SHUTDOWN_SECONDS) -> None:
+    """``ray.shutdown()``, which now and then never returns from closing its GCS error subscriber (seen once in
+    CI here, after every test of the module had passed; ray-project/ray#29431 and #44836 report such hangs). After
+    ``seconds`` the session goes on without it, and Ray's exit hook, which would wait on the same lock, is dropped:
+    a hang in Ray's teardown must not hang the test run. No later test starts Ray."""
+    import atexit
+    import threading
+    import warnings
+
+    closing = threading.Thread(target=ray.shutdown, name="ray-shutdown", daemon=True)
+    closing.start()
+    closing.join(seconds)
+    if closing.is_alive():
+        atexit.unregister(ray._private.worker.shutdown)
+        warnings.warn(f"ray.shutdown() did not return in {seconds:.0f} s; going on without it", stacklevel=1)
 
 
 def filtered(out: Path, files: list[str], lang: str, engine: EngineOptions | None, options: ReaderOptions | None = None,
@@ -224,3 +245,22 @@ def test_the_cascade_reads_the_same_sentences_on_either_engine(ray_session, tmp_
     cascades = [json.loads((tmp_path / name / "summary.json").read_text())["score"]["cascade"]
                 for name in ("local", "ray")]
     assert cascades[0] == cascades[1]
+
+
+def test_a_shutdown_that_never_returns_does_not_hang_the_run(monkeypatch):
+    import atexit
+    import threading
+    import types
+
+    released = threading.Event()
+    dropped = []
+    monkeypatch.setattr(atexit, "unregister", dropped.append)
+    stuck = types.SimpleNamespace(shutdown=lambda: released.wait(30),
+                                  _private=types.SimpleNamespace(worker=types.SimpleNamespace(shutdown="exit hook")))
+    with pytest.warns(UserWarning, match="did not return in 0 s"):
+        shutdown_or_go_on(stuck, seconds=0.2)
+    assert dropped == ["exit hook"]
+    released.set()
+    returning = types.SimpleNamespace(shutdown=lambda: None, _private=stuck._private)
+    shutdown_or_go_on(returning, seconds=5)
+    assert dropped == ["exit hook"]
