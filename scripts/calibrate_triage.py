@@ -54,7 +54,8 @@ def corpus_sentences(paths: list[Path], lang: str) -> tuple[list[str], list[tupl
     mask = get_language(lang).mask
     texts, forms = [], []
     for path in paths:
-        frame = pd.read_parquet(path, columns=["sentence", "terms", "term_offsets", "forms"]).drop_duplicates("sentence")
+        frame = pd.read_parquet(path, columns=["sentence", "terms", "term_offsets", "forms"])
+        frame = frame.drop_duplicates("sentence")
         texts += [prepare_text(mask_mentions(s, o, mask))[0] for s, o in zip(frame["sentence"], frame["term_offsets"])]
         forms += [mention_forms(f, t) for f, t in zip(frame["forms"], frame["terms"])]
     return texts, forms
