@@ -25,8 +25,12 @@ What the cascade keeps, against the full path on the same corpus:
   corpus (triage band and random sample, the same threshold and share), recall of the stigmatising ones at the
   decision point 0.5 as a share of the full path's, and the AUC of both.
 
+``--backend onnx-int8`` runs the cascade's encoder with int8 weights (``audit --backend onnx-int8``; on the
+held-out sentences too), against the same fp32 full path: every check then measures the cascade and the
+quantisation together.
+
     python benchmarks/cascade.py --shared SHARED/corpora [--repeats 1] [--share 0.1] [--draws 200]
-        [--null-draws 300] [--json bench-out/cascade.json]
+        [--null-draws 300] [--backend onnx-int8] [--json bench-out/cascade.json]
 """
 
 from __future__ import annotations
@@ -46,11 +50,11 @@ CORPORA = ("reddit_mh_27subs_en.jsonl.gz", "civil_comments_toxic_spans_en.jsonl.
            "codiesp_clinical_cases_en.jsonl.gz")
 
 
-def run_audit(corpus: list[str], outdir: Path, cascade: str, share: float) -> float:
+def run_audit(corpus: list[str], outdir: Path, cascade: str, share: float, backend: str = "auto") -> float:
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "corpus_audit", "audit", *corpus, "--lang", "en", "-o", str(outdir),
                     "--force", "--no-embedding-cache", "--no-progress", "--cascade", cascade, "--cascade-sample",
-                    str(share)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    str(share), "--backend", backend], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - started
 
 
@@ -225,8 +229,9 @@ def null_check(full: Path, cascade: Path, share: float, draws: int, seed: int = 
                                       for name in calls["full"]}}
 
 
-def heldout(lang: str, share: float, seed: int = 0) -> dict:
-    """The cascade over the labelled held-out real sentences of ``lang``, against the full path."""
+def heldout(lang: str, share: float, seed: int = 0, backend: str = "auto") -> dict:
+    """The cascade over the labelled held-out real sentences of ``lang`` (its encoder run by ``backend``), against
+    the full path."""
     from sklearn.metrics import roc_auc_score
 
     from corpus_audit.embed import load_embedder
@@ -244,8 +249,10 @@ def heldout(lang: str, share: float, seed: int = 0) -> dict:
     truth = data.stigmatising[rows]
     full = axes.stigma_score(embedder.encode(texts), texts, forms)
     plan = plan_cascade(axes, texts, share, seed, forms)
-    stigma = plan.combine(full[plan.encoded, None].repeat(len(OUTPUT_COLUMNS), axis=1))[
-        :, OUTPUT_COLUMNS.index(STIGMA_COLUMN)]
+    encoder = load_embedder(None, lang=lang, backend=backend)
+    read, read_forms = plan.for_encoder(texts, forms)
+    stigma = plan.combine(axes.stigma_score(encoder.encode(read), read, read_forms)[:, None].repeat(
+        len(OUTPUT_COLUMNS), axis=1))[:, OUTPUT_COLUMNS.index(STIGMA_COLUMN)]
     recall = {name: float((score[truth] >= 0.5).mean()) for name, score in (("full", full), ("cascade", stigma))}
     return {"sentences": len(rows), "stigmatising": int(truth.sum()), "encoded": int(plan.encoded.sum()),
             "recall_full": recall["full"], "recall_cascade": recall["cascade"],
@@ -261,13 +268,14 @@ def main() -> None:
     parser.add_argument("--draws", type=int, default=200, help="random samples drawn again over the full path's "
                         "sentences (0: none)")
     parser.add_argument("--null-draws", type=int, default=0, help="shuffled-types null draws (0: none)")
+    parser.add_argument("--backend", default="auto", help="the cascade's --backend (the full path's stays auto)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     corpus = [str(args.shared / name) for name in CORPORA]
     folder = Path(tempfile.mkdtemp(prefix="corpus-audit-cascade-"))
     times: dict[str, list[float]] = {"cascade": [], "full": [], "bare_encode": []}
     for _ in range(args.repeats):
-        times["cascade"].append(run_audit(corpus, folder / "cascade", "on", args.share))
+        times["cascade"].append(run_audit(corpus, folder / "cascade", "on", args.share, args.backend))
         times["full"].append(run_audit(corpus, folder / "full", "off", args.share))
         seconds, n_texts = bare_encode(folder / "full")
         times["bare_encode"].append(seconds)
@@ -286,7 +294,8 @@ def main() -> None:
         "statistics_over_draws": design_draws(folder / "full", folder / "cascade", args.share, args.draws),
         "null_check": null_check(folder / "full", folder / "cascade", args.share, args.null_draws)
         if args.null_draws else None,
-        "heldout": {lang: heldout(lang, args.share) for lang in ("en", "es")},
+        "backend": args.backend,
+        "heldout": {lang: heldout(lang, args.share, backend=args.backend) for lang in ("en", "es")},
     }
     print(json.dumps({key: value for key, value in result.items()
                       if key not in ("statistics", "statistics_over_draws", "null_check")}, indent=1))

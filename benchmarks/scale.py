@@ -132,6 +132,7 @@ def main() -> None:
                         help="make every repeat of a record's sentences new (a copy marker after each sentence end)")
     parser.add_argument("--cascade", default="auto", help="the audit's --cascade (auto, on, off)")
     parser.add_argument("--model", default="minilm")
+    parser.add_argument("--backend", default="auto", help="the audit's --backend (auto, onnx, onnx-int8, torch)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the corpora and outputs (printed folder)")
     parser.add_argument("--no-embedding-cache", action="store_true",
@@ -154,7 +155,8 @@ def main() -> None:
             outdir = folder / f"audit_{megabytes:g}"
             row["audit"] = measured([*cli, "audit", str(corpus), "--lang", "en", "--model", args.model, "-o",
                                      str(outdir), *(["--max-sentences", str(args.max_sentences)] if args.max_sentences
-                                                    else []), "--cascade", args.cascade, "--no-progress", *engine,
+                                                    else []), "--cascade", args.cascade, "--backend", args.backend,
+                                     "--no-progress", *engine,
                                      *(["--no-embedding-cache"] if args.no_embedding_cache else [])])
             summary = json.loads((outdir / "summary.json").read_text())
             row["audit"].update(mb_per_s=round(size / row["audit"]["seconds"], 2),

@@ -1,5 +1,5 @@
 """Whole-process throughput of `corpus-audit score` vs a bare process that loads the same model and encodes, or
-(``--backends``) of `corpus-audit score --backend onnx` vs `--backend torch`.
+(``--backends``) of `corpus-audit score --backend onnx` and `--backend onnx-int8` vs `--backend torch`.
 
 Every run starts a fresh Python process and embeds the same distinct sentences; the ratio
 bare_seconds / score_seconds is the score command's throughput relative to the bare encode (target >= 0.9).
@@ -8,7 +8,8 @@ With ``--backends`` the sentences are the first N distinct illness sentences tha
 ``--corpus`` (the score command masks their illness terms, as an audit does); the two backends run alternately
 (``--repeats`` each, the best time counts; wall and CPU seconds, the CPU time of each process and its children),
 with the embedding cache off, and the outputs are compared: the largest score difference, the sentences whose
-quadrant or most likely category differs (targets: onnx >= 3x faster, difference <= 1e-4, no change). The cache's
+quadrant or most likely category differs (targets: onnx >= 3x faster, difference <= 1e-4, no change; onnx-int8 is
+not the same function, and its differences are reported, with its speed against onnx). The cache's
 own effect is then measured apart: the onnx run again with a cache that holds every sentence. ``--baseline DIR``
 adds the onnx path of another tree to the alternation. The ONNX export is made (once, into the user cache) before
 the timed runs.
@@ -91,7 +92,7 @@ def compare_backends(corpus: Path, n: int, repeats: int, baseline: Path | None) 
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "sentences.txt"
         source.write_text("\n".join(illness_sentences(corpus, n, Path(folder))) + "\n", encoding="utf-8")
-        variants = {"torch": ("torch", None), "onnx": ("onnx", None)}
+        variants = {"torch": ("torch", None), "onnx": ("onnx", None), "onnx-int8": ("onnx-int8", None)}
         if baseline is not None:
             variants["onnx (baseline)"] = ("onnx", {**os.environ, "PYTHONPATH": str(baseline)})
         outputs = {name: Path(folder) / f"{index}.parquet" for index, name in enumerate(variants)}
@@ -117,6 +118,8 @@ def compare_backends(corpus: Path, n: int, repeats: int, baseline: Path | None) 
         if name != "torch":
             print(f"speed-up {name} / torch, cache off: {best['torch'][0] / best[name][0]:.2f}x wall, "
                   f"{best['torch'][1] / best[name][1]:.2f}x CPU")
+    print(f"speed-up onnx-int8 / onnx, cache off: {best['onnx'][0] / best['onnx-int8'][0]:.2f}x wall, "
+          f"{best['onnx'][1] / best['onnx-int8'][1]:.2f}x CPU")
     if baseline is not None:
         print(f"speed-up onnx / onnx (baseline), cache off: {best['onnx (baseline)'][0] / best['onnx'][0]:.2f}x wall, "
               f"{best['onnx (baseline)'][1] / best['onnx'][1]:.2f}x CPU")

@@ -16,6 +16,10 @@ stigma head (the same fit as ``train_axes``) on the shipped axes and keeps every
 
     python scripts/build_default_axes.py --lang en --stigma-only
     python scripts/build_default_axes.py --lang es --stigma-only --model e5-small   # the other Spanish axes
+
+Where the model runs on onnxruntime, the record also holds the same stigma measures with the encoder's weights in
+int8 (``--backend onnx-int8``, scm/quantised.py), which the report shows for an audit run that way; after any
+other change, ``--int8-only`` measures just those.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ import numpy as np
 
 from corpus_audit.common.atomic import write_text_atomic
 from corpus_audit.embed import load_embedder
-from corpus_audit.embed.base import same_embeddings
+from corpus_audit.embed.base import ONNX_FP32_BACKEND, same_embeddings
 from corpus_audit.languages import LANGUAGES
 from corpus_audit.scm.evaluate import validity_record
+from corpus_audit.scm.quantised import INT8_KEY, int8_validity
 from corpus_audit.scm.axes import SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, EmbeddingCache, fit_stigma, get_recipe, train_axes
 from corpus_audit.scm.stigma import format_stigma, stigma_validity
@@ -81,10 +86,21 @@ def refit_stigma(lang: str, embedding_cache: Path | None = None, model: str | No
     axes.attach_judgement(gate, axes.judgement_["dimensions"],
                           *fit_stigma(recipe, embedder.encode, lang, stigma, embedder.views))
     axes.metadata_.update(recipe=asdict(recipe), stigma_sha256=stigma.sha256)
-    measure_stigma(record, embedder, axes, lang, stigma)
+    measure_stigma(record, embedder, axes, lang, stigma, model)
     axes.save(target)
     write_text_atomic(validity, json.dumps(record, indent=2) + "\n")
     return target
+
+
+def remeasure_int8(lang: str, model: str | None = None) -> Path:
+    """The int8 entry of the validity record of the shipped axes of ``lang`` (of ``model``) measured again."""
+    model = model or LANGUAGES[lang].default_model
+    target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
+    validity = target.with_suffix(".validity.json")
+    record = json.loads(validity.read_text(encoding="utf-8"))
+    measure_int8(record, load_embedder(model, lang=lang), SCMAxes.load(target), lang, load_training_data(lang), model)
+    write_text_atomic(validity, json.dumps(record, indent=2) + "\n")
+    return validity
 
 
 def rebase(axes: SCMAxes, embedder, plain) -> None:
@@ -103,7 +119,7 @@ def rebase(axes: SCMAxes, embedder, plain) -> None:
                           sentence_embedder_id=plain.model_id)
 
 
-def measure_stigma(record: dict, embedder, axes: SCMAxes, lang: str, stigma) -> None:
+def measure_stigma(record: dict, embedder, axes: SCMAxes, lang: str, stigma, model: str) -> None:
     """The stigma score's held-out measures (real sentences, and the suite's test cases where the language has a
     suite) into the validity ``record``, printed."""
     record["stigma"] = stigma_validity(embedder.encode, axes, lang, stigma)
@@ -111,6 +127,24 @@ def measure_stigma(record: dict, embedder, axes: SCMAxes, lang: str, stigma) -> 
     record["suite"] = suite_validity(embedder.encode, axes, lang) if suite_path(lang).is_file() else None
     if record["suite"]:
         print(format_suite(record["suite"]))
+    measure_int8(record, embedder, axes, lang, stigma, model)
+
+
+def measure_int8(record: dict, embedder, axes: SCMAxes, lang: str, stigma, model: str) -> None:
+    """:func:`int8_validity` into the validity ``record`` where ``embedder`` (of ``model``) runs on onnxruntime in
+    fp32 (else the record keeps no int8 entry), printed."""
+    if not str(embedder.model_id).startswith(f"{ONNX_FP32_BACKEND}:"):
+        record.pop(INT8_KEY, None)
+        return
+    quantised = load_embedder(model, lang=lang, backend="onnx-int8")
+    record[INT8_KEY] = int8_validity(embedder.encode, quantised.encode, quantised.model_id, axes, lang, stigma)
+    agreement = record[INT8_KEY]["agreement"]
+    print(f"int8: {format_stigma(record[INT8_KEY]['stigma'])}")
+    if record[INT8_KEY]["suite"]:
+        print(f"int8: {format_suite(record[INT8_KEY]['suite'])}")
+    print(f"int8 against fp32 on {agreement['n']} held-out sentences: stigma flag changed "
+          f"{agreement['stigma_flag_changed']:.1%}, same quadrant {agreement['same_quadrant']:.1%}, mean |stigma "
+          f"difference| {agreement['mean_abs_difference']['stigma']:.4f}")
 
 
 def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | None = None) -> Path:
@@ -124,7 +158,7 @@ def build(lang: str, evaluation: Path | None = None, embedding_cache: Path | Non
     record = validity_record(report, DEFAULT_RECIPE, evaluation.resolve().relative_to(ROOT).as_posix())
     target = SHIPPED_DIR / f"{lang}-{DEFAULT_RECIPE}-{model}.npz"
     axes = train_axes(embedder, lang=lang, recipe=DEFAULT_RECIPE)
-    measure_stigma(record, embedder, axes, lang, load_training_data(lang))
+    measure_stigma(record, embedder, axes, lang, load_training_data(lang), model)
     axes.save(target)
     write_text_atomic(target.with_suffix(".validity.json"), json.dumps(record, indent=2) + "\n")
     return target
@@ -140,13 +174,19 @@ def main() -> None:
                         help="the --embedding-cache file of the evaluation: its sentences are not embedded again")
     parser.add_argument("--stigma-only", action="store_true",
                         help="refit only the stigma head of the shipped axes (and its validity measures)")
+    parser.add_argument("--int8-only", action="store_true",
+                        help="measure only the int8 entry of the shipped axes' validity records")
     parser.add_argument("--model", default=None,
-                        help="with --stigma-only and one --lang: the shipped axes of this model (default: the "
-                             "language's default model), e.g. --lang es --model e5-small")
+                        help="with --stigma-only or --int8-only and one --lang: the shipped axes of this model "
+                             "(default: the language's default model), e.g. --lang es --model e5-small")
     args = parser.parse_args()
     languages = args.lang or sorted(LANGUAGES)
-    if args.model and not (args.stigma_only and len(languages) == 1):
-        parser.error("--model needs --stigma-only and exactly one --lang")
+    if args.model and not ((args.stigma_only or args.int8_only) and len(languages) == 1):
+        parser.error("--model needs --stigma-only or --int8-only and exactly one --lang")
+    if args.int8_only:
+        for lang in languages:
+            print(f"wrote {remeasure_int8(lang, args.model)}")
+        return
     if args.stigma_only:
         for lang in languages:
             print(f"wrote {refit_stigma(lang, args.embedding_cache if len(languages) == 1 else None, args.model)}")

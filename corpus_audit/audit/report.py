@@ -87,14 +87,15 @@ def _axes_metadata(summary: AuditSummary) -> dict[str, Any] | None:
 def measured_validity(embedder_id: str | None, lang: str, recipe: str | None) -> dict[str, Any] | None:
     """The shipped cross-validation means for this model, language and recipe, or None if never measured. A record
     measured on one backend holds for every backend with the same embeddings (sentence-transformers and its ONNX
-    export: :func:`~corpus_audit.embed.base.same_embeddings`), as the shipped axes do."""
-    from corpus_audit.embed.base import same_embeddings
+    export: :func:`~corpus_audit.embed.base.same_embeddings`), as the shipped axes do; for the int8 backend it is
+    the record of its fp32 weights, whose ``int8`` entry (scm/quantised.py) measured the scores in int8."""
+    from corpus_audit.embed.base import axes_apply
 
     if embedder_id is None:
         return None
     for path in sorted(VALIDITY_DIR.glob("*.validity.json")):
         record = json.loads(path.read_text(encoding="utf-8"))
-        if (same_embeddings(str(record.get("embedder_id")), embedder_id)
+        if (axes_apply(str(record.get("embedder_id")), embedder_id)
                 and (record.get("lang"), record.get("recipe")) == (lang, recipe)):
             return record
     return None
@@ -393,9 +394,11 @@ def _method(summary: AuditSummary) -> str:
         from corpus_audit.scm.refit import REFIT_KEY
 
         refit = (metadata or {}).get(REFIT_KEY)
+        stigma_record = _run_precision(summary.model_id, validity)
         accuracy += _judgement_validity(validity) + (_stigma_refit(refit) if refit
-                                                     else _stigma_validity(validity.get("stigma"))
-                                                     + _suite_validity(validity.get("suite")))
+                                                     else _precision_note(summary.model_id, validity)
+                                                     + _stigma_validity(stigma_record.get("stigma"))
+                                                     + _suite_validity(stigma_record.get("suite")))
     else:
         accuracy = (f"<p><b>No validity was measured for this model ({esc(summary.model_id or 'unknown')}, "
                     f"{esc(summary.lang)}, recipe {esc(recipe.get('name', '?'))})</b>: the tool ships measurements "
@@ -421,6 +424,43 @@ def _method(summary: AuditSummary) -> str:
             f"each dimension to a region of the plane.</p><p>{axes}</p>{accuracy}"
             "<p>The scores say where the embedding model places a sentence, which is a proxy for stigma, not a "
             "human judgement; read the example sentences before the numbers.</p>")
+
+
+def _ran_int8(model_id: str | None) -> bool:
+    from corpus_audit.embed.base import ONNX_INT8_BACKEND
+
+    return str(model_id).startswith(f"{ONNX_INT8_BACKEND}:")
+
+
+def _run_precision(model_id: str | None, validity: dict[str, Any]) -> dict[str, Any]:
+    """The part of ``validity`` measured with the encoder as this audit ran it: its ``int8`` entry for an audit run
+    with int8 weights (empty where it has none), else the record itself."""
+    from corpus_audit.scm.quantised import INT8_KEY
+
+    return (validity.get(INT8_KEY) or {}) if _ran_int8(model_id) else validity
+
+
+def _precision_note(model_id: str | None, validity: dict[str, Any]) -> str:
+    """For an audit run with int8 weights: what that did to the scores, measured against fp32."""
+    from corpus_audit.scm.quantised import INT8_KEY
+
+    if not _ran_int8(model_id):
+        return ""
+    measured = validity.get(INT8_KEY)
+    if not measured:
+        return ("<p><b>This audit ran the encoder with int8 weights</b> (<code>--backend onnx-int8</code>), and what "
+                "that does to these axes was never measured: the numbers below are missing; run without it.</p>")
+    agreement = measured["agreement"]
+    return (f"<p><b>This audit ran the encoder with int8 weights</b> (<code>--backend onnx-int8</code>). The axes "
+            "are those trained on its fp32 embeddings; the functional accuracy and the judgement checks above were "
+            "measured in fp32, the stigma measures below in int8. On the "
+            f"{agreement['n']} held-out real sentences, against fp32: the stigma score moved by "
+            f"{agreement['mean_abs_difference']['stigma']:.3f} on average, the flag (stigma ≥ 0.5) changed for "
+            f"{percent(agreement['stigma_flag_changed'])} of them, warmth moved by "
+            f"{agreement['mean_abs_difference']['warmth']:.3f} and competence by "
+            f"{agreement['mean_abs_difference']['competence']:.3f} on average, and "
+            f"{percent(agreement['same_quadrant'])} kept their quadrant (most sentences sit near the centre, where a "
+            "small move changes the quadrant).</p>")
 
 
 def _stigma_refit(refit: dict[str, Any]) -> str:

@@ -20,6 +20,10 @@ ONNX_FP32_BACKEND = "onnxruntime-fp32"
 #: sentence-transformers model when it is made (corpus_audit.embed.onnx.export), so that axes trained on either
 #: apply to the other. A backend that rounds differently (bf16, int8) is never in this set.
 SAME_EMBEDDINGS_BACKENDS = frozenset({SENTENCE_TRANSFORMERS_BACKEND, ONNX_FP32_BACKEND})
+#: The ONNX export with its matrix weights quantised to int8 (``--backend onnx-int8``): not the same embeddings
+#: (cosine about 0.99 to the fp32 ones), so it is never in the set above. Axes trained on the fp32 embeddings apply
+#: to it because a user asked for it, and the report then shows the validity measured with it (:func:`quantises`).
+ONNX_INT8_BACKEND = "onnxruntime-int8"
 
 
 class EmbedderError(UserError, RuntimeError):
@@ -114,3 +118,17 @@ def same_embeddings(trained_on: str, model_id: str) -> bool:
     trained_backend, _, trained_weights = trained_on.partition(":")
     backend, _, weights = model_id.partition(":")
     return trained_weights == weights and {trained_backend, backend} <= SAME_EMBEDDINGS_BACKENDS
+
+
+def quantises(trained_on: str, model_id: str) -> bool:
+    """Whether ``model_id`` runs the weights that ``trained_on`` names (both ``backend:name@sha12``) on
+    ``ONNX_INT8_BACKEND``, ``trained_on`` being one of ``SAME_EMBEDDINGS_BACKENDS``."""
+    trained_backend, _, trained_weights = trained_on.partition(":")
+    backend, _, weights = model_id.partition(":")
+    return backend == ONNX_INT8_BACKEND and trained_backend in SAME_EMBEDDINGS_BACKENDS and trained_weights == weights
+
+
+def axes_apply(trained_on: str, model_id: str) -> bool:
+    """Whether axes trained on the embeddings of ``trained_on`` may score those of ``model_id``:
+    :func:`same_embeddings`, or :func:`quantises` (asked for by name)."""
+    return same_embeddings(trained_on, model_id) or quantises(trained_on, model_id)

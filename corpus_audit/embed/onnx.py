@@ -15,6 +15,13 @@ no half model behind. The export is checked
 against the sentence-transformers model on probe sentences and records its weights hash
 (:attr:`SentenceTransformerEmbedder.weights_sha256`): the ONNX embedder names the same weights, and its backend
 ``onnxruntime-fp32`` names how they run (see :func:`corpus_audit.embed.base.same_embeddings`).
+
+``precision="int8"`` (``--backend onnx-int8``) runs a copy of the export whose matrix multiplications have int8
+weights, one scale per output channel, and quantise their inputs on the fly (onnxruntime's dynamic quantisation;
+:func:`quantised_model`, made once beside the export). On the audit's sentences it embedded 1.9x faster than fp32
+on this project's 2-CPU machines, at cosine 0.99 to the fp32 embeddings; what that does to every score is measured
+against the fp32 path (``scripts/measure_int8.py``) and shown in the report. Its backend is ``onnxruntime-int8``
+(:func:`corpus_audit.embed.base.quantises`).
 """
 
 from __future__ import annotations
@@ -34,7 +41,8 @@ import numpy as np
 
 from corpus_audit.common.atomic import atomic_path, write_text_atomic
 from corpus_audit.common.resources import sha256_bytes, sha256_files
-from corpus_audit.embed.base import ONNX_FP32_BACKEND, Embedder, EmbedderError, branched_name, unit_rows
+from corpus_audit.embed.base import (ONNX_FP32_BACKEND, ONNX_INT8_BACKEND, Embedder, EmbedderError, branched_name,
+                                     unit_rows)
 from corpus_audit.embed.stance import StanceAdapter
 
 if TYPE_CHECKING:
@@ -126,20 +134,52 @@ def exported_model(config: SentenceModelConfig, log: Callable[[str], None],
     return target / "model.onnx", export(config, target, adapter)
 
 
-class OnnxEmbedder(Embedder):
-    """A sentence-transformers folder (:func:`read_config`) run by onnxruntime in fp32: the embeddings of the
-    sentence-transformers backend up to float rounding (checked at export), without importing torch, in batches of
-    equal token counts."""
+def quantised_model(model_file: Path, log: Callable[[str], None]) -> Path:
+    """``model_file`` with the weights of its matrix multiplications in int8, one scale per output channel, and
+    their inputs quantised at run time (onnxruntime's ``quantize_dynamic``), made now beside it if not there yet
+    (written atomically: a killed run leaves no half model)."""
+    target = model_file.with_name("model.int8.onnx")
+    if target.is_file():
+        return target
+    import logging
 
-    backend = ONNX_FP32_BACKEND
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    log(f"quantising {model_file} to int8 once, into {target}")
+    quantiser_log = logging.getLogger()
+    level = quantiser_log.level
+    quantiser_log.setLevel(logging.ERROR)  # its advice to pre-process is for static quantisation of vision models
+    try:
+        with atomic_path(target) as tmp:
+            quantize_dynamic(model_file, tmp, per_channel=True, weight_type=QuantType.QInt8,
+                             op_types_to_quantize=["MatMul"])
+    finally:
+        quantiser_log.setLevel(level)
+    return target
+
+
+#: ``OnnxEmbedder`` precisions and the backend each names.
+PRECISIONS = {"fp32": ONNX_FP32_BACKEND, "int8": ONNX_INT8_BACKEND}
+
+
+class OnnxEmbedder(Embedder):
+    """A sentence-transformers folder (:func:`read_config`) run by onnxruntime, without importing torch, in batches
+    of equal token counts. ``precision="fp32"``: the embeddings of the sentence-transformers backend up to float
+    rounding (checked at export); ``"int8"``: the export quantised (:func:`quantised_model`)."""
 
     def __init__(self, name: str, folder: str | Path, batch_size: int = 64,
-                 log: Callable[[str], None] = lambda message: None, adapter: StanceAdapter | None = None) -> None:
+                 log: Callable[[str], None] = lambda message: None, adapter: StanceAdapter | None = None,
+                 precision: str = "fp32") -> None:
         super().__init__(branched_name(name, adapter), batch_size)
         import onnxruntime
 
+        if precision not in PRECISIONS:
+            raise EmbedderError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+        self.backend = PRECISIONS[precision]
         self.config = read_config(folder)
         model_file, meta = exported_model(self.config, log, adapter)
+        if precision == "int8":
+            model_file = quantised_model(model_file, log)
         self._weights_sha256: str = meta["weights_sha256"]
         self.views = tuple(int(size) for size in meta.get("views") or [meta["dimension"]])
         self._lowercase = bool(meta["lowercase"])

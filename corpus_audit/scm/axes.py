@@ -36,7 +36,7 @@ import numpy as np
 from corpus_audit.common.version import __version__
 from corpus_audit.common.atomic import atomic_path
 from corpus_audit.common.errors import UserError
-from corpus_audit.embed.base import same_embeddings
+from corpus_audit.embed.base import axes_apply
 from corpus_audit.scm.heads import KINDS, ClassifierHead
 from corpus_audit.scm.text_head import TextHead
 from corpus_audit.scm.columns import AXES, DIMENSION_CLASSES, OUTPUT_COLUMNS, STIGMA_COLUMN
@@ -408,9 +408,10 @@ class SCMAxes:
         """Raise ``AxesMismatchError`` unless these axes were trained on the embeddings of ``embedder_id``: the same
         model id, or the same weights run by a backend that computes the same embeddings
         (:func:`~corpus_audit.embed.base.same_embeddings`: the shipped minilm axes, trained with
-        sentence-transformers, apply to the onnxruntime fp32 backend, whose export is checked against it)."""
+        sentence-transformers, apply to the onnxruntime fp32 backend, whose export is checked against it), or those
+        weights quantised to int8 (:func:`~corpus_audit.embed.base.axes_apply`)."""
         trained_on = self.metadata_.get("embedder_id")
-        if not isinstance(trained_on, str) or not same_embeddings(trained_on, embedder_id):
+        if not isinstance(trained_on, str) or not axes_apply(trained_on, embedder_id):
             raise AxesMismatchError(
                 f"these axes were trained on embeddings of {trained_on!r}, not {embedder_id!r}; "
                 "train axes for this model with `corpus-audit axes train --model ...`"

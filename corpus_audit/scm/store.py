@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from corpus_audit.common.resources import SHIPPED_AXES_DIR
-from corpus_audit.embed.base import same_embeddings
+from corpus_audit.embed.base import axes_apply
 from corpus_audit.scm.axes import AXES_FILE_ERRORS, SCMAxes
 from corpus_audit.scm.recipes import DEFAULT_RECIPE, train_axes
 
@@ -32,12 +32,12 @@ def read_metadata(path: Path) -> dict | None:
 
 def find_axes(embedder_id: str, lang: str, recipe: str = DEFAULT_RECIPE) -> Path | None:
     """A shipped or cached axes file trained on the embeddings of ``embedder_id`` (the same id, or the same weights
-    on a backend with the same embeddings: :func:`~corpus_audit.embed.base.same_embeddings`) for ``lang`` with
-    ``recipe``."""
+    on a backend with the same embeddings, or quantised: :func:`~corpus_audit.embed.base.axes_apply`) for ``lang``
+    with ``recipe``."""
     for folder in (SHIPPED_DIR, cache_dir()):
         for path in sorted(folder.glob("*.npz")) if folder.is_dir() else []:
             meta = read_metadata(path)
-            if meta and same_embeddings(str(meta.get("embedder_id")), embedder_id) and meta.get("lang") == lang \
+            if meta and axes_apply(str(meta.get("embedder_id")), embedder_id) and meta.get("lang") == lang \
                     and meta.get("recipe", {}).get("name") == recipe:
                 return path
     return None

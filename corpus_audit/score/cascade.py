@@ -257,13 +257,13 @@ class CascadeRecord:
     def sample_recall(self) -> tuple[float, float, float] | None:
         """The share of the sample's stigmatising sentences (encoder stigma >= 0.5) that the band holds, with a
         Wilson 95% interval; None without any."""
-        from statsmodels.stats.proportion import proportion_confint
+        from scipy.stats import binomtest  # not statsmodels': its import alone costs an audit a fifth of a second
 
         n, k = self.sample_stigmatising, self.sample_stigmatising_in_band
         if not n:
             return None
-        low, high = proportion_confint(k, n, alpha=0.05, method="wilson")
-        return k / n, float(low), float(high)
+        interval = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+        return k / n, float(interval.low), float(interval.high)
 
     def describe(self) -> str:
         """The cascade in words, for the log and the report."""

@@ -159,6 +159,44 @@ def test_report_of_the_default_onnx_backend_shows_the_validity(audit_copy):
     assert "Measured functional accuracy of these axes" in text and "No validity was measured" not in text
 
 
+def test_report_of_an_int8_run_shows_the_stigma_measures_taken_in_int8(audit_copy):
+    from corpus_audit.audit.report import _precision_note, _run_precision
+
+    summary = json.loads((audit_copy / "summary.json").read_text())
+    summary["score"]["model_id"] = f"onnxruntime-int8:{DEFAULT_WEIGHTS}"  # what `audit --backend onnx-int8` records
+    (audit_copy / "summary.json").write_text(json.dumps(summary))
+    result = CliRunner().invoke(main, ["report", str(audit_copy)])
+    assert result.exit_code == 0, result.output
+    text = (audit_copy / "report.html").read_text(encoding="utf-8")
+    record = measured_validity(f"onnxruntime-fp32:{DEFAULT_WEIGHTS}", "en", "default")
+    int8 = record["int8"]
+    assert "This audit ran the encoder with int8 weights" in text and "Measured functional accuracy" in text
+    low, high = int8["stigma"]["auc_ci95"]
+    assert f"{int8['stigma']['auc']:.3f} ({low:.3f}–{high:.3f})" in text
+    assert f"{int8['agreement']['mean_abs_difference']['stigma']:.3f} on average" in text
+    # an fp32 run shows the fp32 measures and no note; an int8 run of axes never measured in int8 says so
+    assert _run_precision(f"onnxruntime-fp32:{DEFAULT_WEIGHTS}", record) is record
+    assert _precision_note(f"onnxruntime-fp32:{DEFAULT_WEIGHTS}", record) == ""
+    unmeasured = {key: value for key, value in record.items() if key != "int8"}
+    assert _run_precision(f"onnxruntime-int8:{DEFAULT_WEIGHTS}", unmeasured) == {}
+    assert "never measured" in _precision_note(f"onnxruntime-int8:{DEFAULT_WEIGHTS}", unmeasured)
+
+
+def test_every_shipped_model_run_on_onnxruntime_has_its_int8_measures():
+    from corpus_audit.common.resources import SHIPPED_AXES_DIR
+    from corpus_audit.embed.base import quantises
+
+    for path in sorted(SHIPPED_AXES_DIR.glob("*.validity.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if not record["embedder_id"].startswith("onnxruntime-fp32:"):
+            assert "int8" not in record, path.name
+            continue
+        int8 = record["int8"]
+        assert quantises(record["embedder_id"], int8["embedder_id"]), path.name
+        assert int8["stigma"]["n"] == record["stigma"]["n"] == int8["agreement"]["n"]
+        assert abs(int8["stigma"]["auc"] - record["stigma"]["auc"]) < 0.02, path.name
+
+
 def test_quadrant_examples_are_central_then_extreme():
     sentences = _sentences()
     central, extreme = quadrant_examples(sentences, "mental", "warm-competent")

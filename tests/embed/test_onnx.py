@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from corpus_audit.embed import EmbedderError, check_model, load_embedder
-from corpus_audit.embed.base import same_embeddings
+from corpus_audit.embed.base import axes_apply, quantises, same_embeddings
 from corpus_audit.embed.onnx import UnsupportedModelError, export_cache_dir, read_config, token_batches
 from corpus_audit.scm.axes import AxesMismatchError
 from corpus_audit.scm.store import axes_for
@@ -76,6 +76,10 @@ def test_backend_option_is_checked_before_loading():
         check_model("someone/some-model", backend="onnx")
     with pytest.raises(EmbedderError, match="unknown backend"):
         check_model("minilm", backend="openvino")
+    with pytest.raises(EmbedderError, match="own engine"):
+        check_model("e5-small", lang="es", backend="onnx-int8")
+    with pytest.raises(EmbedderError, match="--backend onnx-int8 needs a local model folder"):
+        check_model("someone/some-model", backend="onnx-int8")
 
 
 def test_same_embeddings_rule():
@@ -85,6 +89,39 @@ def test_same_embeddings_rule():
     assert not same_embeddings(f"sentence-transformers:{weights}", "onnxruntime-fp32:all-MiniLM-L6-v2@000000000000")
     assert not same_embeddings(f"sentence-transformers:{weights}", f"onnxruntime-int8:{weights}")
     assert not same_embeddings(f"use:{weights}", f"onnxruntime-fp32:{weights}")
+
+
+def test_int8_backend_quantises_the_export_once(tiny_st_model, onnx_cache):
+    import onnx
+
+    fp32 = load_embedder(tiny_st_model, backend="onnx")
+    int8 = load_embedder(tiny_st_model, backend="onnx-int8")
+    assert int8.model_id == fp32.model_id.replace("onnxruntime-fp32:", "onnxruntime-int8:", 1)
+    (quantised,) = export_cache_dir().glob("*/model.int8.onnx")
+    graph, original = onnx.load(str(quantised)).graph, onnx.load(str(quantised.with_name("model.onnx"))).graph
+    weights = {tensor.name for tensor in graph.initializer}
+    kept = [node for node in graph.node if node.op_type == "MatMul"]
+    # every product with a weight matrix is now an int8 one; the attention products of two activations stay
+    assert not any(set(node.input) & weights for node in kept)
+    assert sum(node.op_type == "MatMulInteger" for node in graph.node) \
+        == sum(node.op_type == "MatMul" for node in original.node) - len(kept) > 0
+    ours, theirs = int8.encode(SENTENCES), fp32.encode(SENTENCES)
+    cosine = (ours * theirs).sum(axis=1)  # unit rows
+    assert not np.array_equal(ours, theirs) and cosine.min() >= 0.95
+    stamp = quantised.stat().st_mtime_ns
+    assert load_embedder(tiny_st_model, backend="onnx-int8").model_id == int8.model_id
+    assert quantised.stat().st_mtime_ns == stamp  # quantised once
+
+
+def test_int8_embeddings_are_not_the_same_but_take_the_axes_of_their_weights():
+    weights = "all-MiniLM-L6-v2@2c705a5e3279"
+    for trained_on in ("sentence-transformers", "onnxruntime-fp32"):
+        assert quantises(f"{trained_on}:{weights}", f"onnxruntime-int8:{weights}")
+        assert axes_apply(f"{trained_on}:{weights}", f"onnxruntime-int8:{weights}")
+    assert axes_apply(f"sentence-transformers:{weights}", f"onnxruntime-fp32:{weights}")
+    assert not quantises(f"onnxruntime-int8:{weights}", f"onnxruntime-fp32:{weights}")  # not the other way
+    assert not axes_apply(f"sentence-transformers:{weights}", "onnxruntime-int8:all-MiniLM-L6-v2@000000000000")
+    assert not axes_apply(f"use:{weights}", f"onnxruntime-int8:{weights}")
 
 
 @pytest.mark.slow
