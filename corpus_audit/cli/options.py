@@ -45,7 +45,7 @@ _MODEL_OPTIONS = [
     click.option("--backend", default="auto", show_default=True,
                  help="How a sentence-transformers model runs: 'onnx' (onnxruntime, fp32, exported once into the "
                       "user cache; the same scores, several times faster), 'onnx-int8' (the same with int8 weights, "
-                      "quantised once: about twice as fast again, scores measured against fp32 and shown in the "
+                      "quantised once: about 1.3x as fast again, scores measured against fp32 and shown in the "
                       "report; for large corpora), 'torch' (sentence-transformers), 'auto' (onnx for minilm and "
                       "e5-small-fp32 on the CPU, torch for other models)."),
 ]

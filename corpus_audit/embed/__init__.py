@@ -37,7 +37,7 @@ __all__ = ["BACKENDS", "NAMED_MODELS", "Embedder", "EmbedderError", "NamedModel"
 
 #: ``--backend``: how a sentence-transformers model runs. ``auto``: onnxruntime for ``minilm`` and ``e5-small-fp32``
 #: on the CPU (their exports are tested here), sentence-transformers for any other model; ``onnx``: onnxruntime for
-#: those or a local folder; ``onnx-int8``: the same with int8 weights (about twice as fast, scores measured against
+#: those or a local folder; ``onnx-int8``: the same with int8 weights (about 1.3x as fast, scores measured against
 #: fp32: corpus_audit.embed.onnx.quantised_model); ``torch``: sentence-transformers.
 BACKENDS = ("auto", "onnx", "onnx-int8", "torch")
 _ONNX_PRECISIONS = {"onnx": "fp32", "onnx-int8": "int8"}

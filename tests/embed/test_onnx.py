@@ -91,13 +91,13 @@ def test_same_embeddings_rule():
     assert not same_embeddings(f"use:{weights}", f"onnxruntime-fp32:{weights}")
 
 
-def test_int8_backend_quantises_the_export_once(tiny_st_model, onnx_cache):
+def test_int8_backend_quantises_the_export_once_one_token_at_a_time(tiny_st_model, onnx_cache):
     import onnx
 
     fp32 = load_embedder(tiny_st_model, backend="onnx")
     int8 = load_embedder(tiny_st_model, backend="onnx-int8")
     assert int8.model_id == fp32.model_id.replace("onnxruntime-fp32:", "onnxruntime-int8:", 1)
-    (quantised,) = export_cache_dir().glob("*/model.int8.onnx")
+    (quantised,) = export_cache_dir().glob("*/model.int8-v*.onnx")
     graph, original = onnx.load(str(quantised)).graph, onnx.load(str(quantised.with_name("model.onnx"))).graph
     weights = {tensor.name for tensor in graph.initializer}
     kept = [node for node in graph.node if node.op_type == "MatMul"]
@@ -105,9 +105,14 @@ def test_int8_backend_quantises_the_export_once(tiny_st_model, onnx_cache):
     assert not any(set(node.input) & weights for node in kept)
     assert sum(node.op_type == "MatMulInteger" for node in graph.node) \
         == sum(node.op_type == "MatMul" for node in original.node) - len(kept) > 0
-    ours, theirs = int8.encode(SENTENCES), fp32.encode(SENTENCES)
-    cosine = (ours * theirs).sum(axis=1)  # unit rows
-    assert not np.array_equal(ours, theirs) and cosine.min() >= 0.95
+    # no scale shared by a batch: a sentence embeds the same alone and among others (with other lengths)
+    assert not any(node.op_type == "DynamicQuantizeLinear" for node in graph.node)
+    together = int8.encode(SENTENCES)
+    alone = np.vstack([int8.encode([sentence]) for sentence in SENTENCES])
+    assert np.abs(together - alone).max() <= 1e-6
+    # near fp32 (a fused kernel that read one scale for every token would not be), but not the same function
+    cosine = (together * fp32.encode(SENTENCES)).sum(axis=1)  # unit rows
+    assert not np.array_equal(together, fp32.encode(SENTENCES)) and cosine.min() >= 0.99
     stamp = quantised.stat().st_mtime_ns
     assert load_embedder(tiny_st_model, backend="onnx-int8").model_id == int8.model_id
     assert quantised.stat().st_mtime_ns == stamp  # quantised once
@@ -136,6 +141,20 @@ def test_minilm_default_is_onnx_with_the_scores_of_torch(onnx_cache, tiny_st_mod
     ours, theirs = axes.measure(onnx.encode(texts), texts), axes.measure(torch.encode(texts), texts)
     assert np.nanmax(np.abs(ours - theirs)) <= 1e-4
     np.testing.assert_array_equal(quadrant_of(ours[:, 0], ours[:, 1]), quadrant_of(theirs[:, 0], theirs[:, 1]))
+
+
+@pytest.mark.slow
+def test_minilm_in_int8_is_near_fp32_and_the_same_in_any_batch(onnx_cache):
+    fp32, int8 = load_embedder("minilm"), load_embedder("minilm", backend="onnx-int8")
+    with gzip.open("tests/data/corpus_reddit_sample_en.jsonl.gz", "rt", encoding="utf-8") as handle:
+        texts = [json.loads(line)["text"][:300] for line in handle][:60]
+    together = int8.encode(texts)
+    alone = np.vstack([int8.encode([text]) for text in texts[:15]])
+    assert np.abs(together[:15] - alone).max() <= 1e-5
+    reference = fp32.encode(texts)
+    for view in np.split(np.arange(int8.dimension), np.cumsum(int8.views)[:-1]):  # sentence view, stance branch
+        cosine = (together[:, view] * reference[:, view]).sum(axis=1)  # each view is a unit vector
+        assert np.median(cosine) >= 0.99 and cosine.min() >= 0.97
 
 
 @pytest.mark.slow

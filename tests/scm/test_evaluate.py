@@ -86,10 +86,11 @@ def test_shipped_axes_have_a_validity_record_that_matches_their_evaluation(axes_
     # the stigma head's held-out and suite measures come from scripts/build_default_axes.py, on the head shipped;
     # the SCM measures were made on the model without its stance branch, where the axes moved onto one
     # (on any backend with the same embeddings: sentence-transformers and its ONNX export)
-    # (an evaluation's own stigma measures are of the heads it fitted, not of the head shipped: not compared)
+    # (an evaluation's own stigma measures are of the heads it fitted, not of the head shipped: not compared; nor
+    # the same measures with int8 weights, scm/quantised.py)
     measured = validity_record(evaluation, record["recipe"], source)
     assert same_embeddings(measured.pop("embedder_id"), record.get("sentence_embedder_id", record["embedder_id"]))
-    heads_shipped = ("stigma", "suite")
+    heads_shipped = ("stigma", "suite", "int8")
     expected = {name: value for name, value in record.items()
                 if name not in ("embedder_id", "sentence_embedder_id", *heads_shipped)}
     assert {name: value for name, value in measured.items() if name not in heads_shipped} == expected
