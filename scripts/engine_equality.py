@@ -4,7 +4,8 @@ Passes when both keep the same sentences (filtered.parquet equal: rows, tags, do
 order), report the same filter counts, score the same distinct sentences, and their scores differ by at most
 1e-5. Prints the comparison as JSON, with the share of sentences and documents kept.
 
-    python scripts/engine_equality.py CORPUS --lang en [--model M] [--ray-concurrency N] [--keep DIR]
+    python scripts/engine_equality.py CORPUS --lang en [--model M] [--backend onnx-int8] [--ray-concurrency N]
+        [--keep DIR]
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ TOLERANCE = 1e-5
 VOLATILE = ("seconds", "megabytes_per_second", "output", "engine", "ray_workers")
 
 
-def run_audit(corpus: str, lang: str, model: str | None, outdir: Path, engine: list[str]) -> float:
+def run_audit(corpus: str, lang: str, model: str | None, backend: str, outdir: Path, engine: list[str]) -> float:
     command = [sys.executable, "-m", "corpus_audit", "audit", corpus, "--lang", lang, "-o", str(outdir),
-               "--no-progress", *(["--model", model] if model else []), *engine]
+               "--no-progress", "--backend", backend, *(["--model", model] if model else []), *engine]
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
@@ -68,6 +69,7 @@ def main() -> None:
     parser.add_argument("corpus")
     parser.add_argument("--lang", default="en")
     parser.add_argument("--model", default=None)
+    parser.add_argument("--backend", default="auto", help="the audits' --backend (e.g. onnx-int8)")
     parser.add_argument("--ray-concurrency", type=int, default=None)
     parser.add_argument("--keep", type=Path, default=None,
                         help="write the two audits here instead of a temporary folder")
@@ -77,7 +79,7 @@ def main() -> None:
         ray_engine = ["--engine", "ray"]
         if args.ray_concurrency:
             ray_engine += ["--ray-concurrency", str(args.ray_concurrency)]
-        seconds = {name: run_audit(args.corpus, args.lang, args.model, root / name, engine)
+        seconds = {name: run_audit(args.corpus, args.lang, args.model, args.backend, root / name, engine)
                    for name, engine in (("local", []), ("ray", ray_engine))}
         report = {"corpus": args.corpus, **compare(root / "local", root / "ray"),
                   "seconds": {name: round(value, 1) for name, value in seconds.items()}}
