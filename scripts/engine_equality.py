@@ -29,7 +29,8 @@ VOLATILE = ("seconds", "megabytes_per_second", "output", "engine", "ray_workers"
 
 def run_audit(corpus: str, lang: str, model: str | None, backend: str, outdir: Path, engine: list[str]) -> float:
     command = [sys.executable, "-m", "corpus_audit", "audit", corpus, "--lang", lang, "-o", str(outdir),
-               "--no-progress", "--backend", backend, *(["--model", model] if model else []), *engine]
+               "--no-progress", "--backend", backend, "--no-embedding-cache",  # each engine embeds for itself
+               *(["--model", model] if model else []), *engine]
     started = time.perf_counter()
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - started
