@@ -136,7 +136,7 @@ def measure_int8(record: dict, embedder, axes: SCMAxes, lang: str, stigma, model
     if not str(embedder.model_id).startswith(f"{ONNX_FP32_BACKEND}:"):
         record.pop(INT8_KEY, None)
         return
-    quantised = load_embedder(model, lang=lang, backend="onnx-int8")
+    quantised = EmbeddingCache(load_embedder(model, lang=lang, backend="onnx-int8"))  # held-out texts embed once
     record[INT8_KEY] = int8_validity(embedder.encode, quantised.encode, quantised.model_id, axes, lang, stigma)
     agreement = record[INT8_KEY]["agreement"]
     print(f"int8: {format_stigma(record[INT8_KEY]['stigma'])}")
