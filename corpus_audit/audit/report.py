@@ -52,8 +52,9 @@ TOP_DOCUMENTS = 20
 RANKING_VALIDITY = ("on the bundled mixed demo (English, default model: forum posts, news comments, tweets, clinical "
                     "cases; docs/stigma_score.md) all 20 of the documents ranked first stigmatise when read by hand "
                     "(slurs and illness words aimed at people), none supports; inside one corpus of comments the "
-                    "ranking is weaker (AUC 0.77-0.82 on held-out sentences), and negated or counter-speech "
-                    "sentences are still sometimes scored as stigma.")
+                    "ranking is weaker (AUC 0.77-0.85 on held-out sentences), and negated stigma is still "
+                    "scored as stigma in about a third of the functional suite's cases (the validity section gives "
+                    "the share for each function).")
 
 #: The shared base style, then the rules of the audit's own elements (example lists, document ids, two columns).
 _STYLE = BASE_STYLE + """ul.examples { padding-left: 1.2rem; } ul.examples li { margin: 0.3rem 0; }
