@@ -111,7 +111,7 @@ def main() -> None:
     text = triage_stigma(unseen, texts, forms)
     rows = [measure("text head (ships)", text)]
     logit = np.log(np.clip(text, 1e-9, 1.0) / np.clip(1.0 - text, 1e-9, 1.0))
-    target = (flagged[:labelled] | data.stigmatising.astype(bool))[train]
+    target = positive[train]
     distilled = {}
     for dims in args.dims:
         static, seconds = distil(dims)
